@@ -1,0 +1,1 @@
+"""Custom libcst lint rules and codemods (`python -m lint_rules check|fix`)."""

@@ -1,0 +1,168 @@
+"""The session contract: what every backend implements and every runner relies on.
+
+`Session` is shape-compatible with the OpenAI Agents SDK's `agents.memory.Session`:
+an object of ours passes ``isinstance(obj, agents.memory.Session)`` and works with
+the SDK's ``Runner``. The semantics every backend keeps are specified in
+``SESSIONS.md`` and tested by :mod:`agent_sessions.testing`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from typing_extensions import Self
+
+__all__ = [
+    "InvalidItemError",
+    "Item",
+    "Session",
+    "SessionABC",
+    "SessionClosedError",
+    "SessionError",
+    "SessionSettings",
+    "validate_limit",
+    "validate_session_id",
+]
+
+Item: TypeAlias = dict[str, Any]
+"""One conversation item: a JSON object (a dict with str keys and JSON values)."""
+
+
+class SessionError(Exception):
+    """Base class of the errors this library raises itself."""
+
+
+class SessionClosedError(SessionError, RuntimeError):
+    """A session or store was used after ``close()``."""
+
+
+class InvalidItemError(SessionError, TypeError):
+    """An item passed to ``add_items`` is not a JSON object; nothing was stored."""
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """Per-session defaults. ``limit`` caps how many of the latest items ``get_items()``
+    returns when it is called without an explicit limit (``None``: everything)."""
+
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.limit is not None:
+            validate_limit(self.limit)
+
+    def resolve(self, override: object | None) -> SessionSettings:
+        """Return these settings with every non-``None`` value of ``override`` laid on top.
+
+        ``override`` may be a ``SessionSettings``, a mapping, or any object with the same
+        attributes (the Agents SDK's own ``SessionSettings`` passes here when its Runner
+        resolves a run's settings against ours).
+        """
+        if override is None:
+            return self
+        if isinstance(override, Mapping):
+            unknown = sorted(str(k) for k in override if k != "limit")
+            if unknown:
+                raise TypeError(f"unknown session settings: {', '.join(unknown)}")
+            limit = override.get("limit")
+        else:
+            limit = getattr(override, "limit", None)
+        if limit is None:
+            return self
+        return replace(self, limit=limit)
+
+
+def validate_limit(limit: object) -> int | None:
+    """Return ``limit`` if it is ``None`` or an int >= 0; raise otherwise.
+
+    ``bool`` is refused although it is an ``int``: ``get_items(True)`` is a bug, not a
+    request for one item.
+    """
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be an int >= 0 or None, got {type(limit).__name__}")
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0 or None, got {limit}")
+    return limit
+
+
+def validate_session_id(session_id: object) -> str:
+    """Return ``session_id`` if it is a non-empty ``str``; raise otherwise."""
+    if not isinstance(session_id, str):
+        raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
+    if not session_id:
+        raise ValueError("session_id must be a non-empty str")
+    return session_id
+
+
+@runtime_checkable
+class Session(Protocol):
+    """Conversation history for one session id.
+
+    Any object with these six members is a session; nothing needs to inherit from here.
+    """
+
+    session_id: str
+    session_settings: SessionSettings | None
+
+    async def get_items(self, limit: int | None = None) -> list[Item]:
+        """Return the latest ``limit`` items, oldest first.
+
+        ``None`` falls back to ``session_settings.limit``, then to every item.
+        """
+        ...
+
+    async def add_items(self, items: list[Item]) -> None:
+        """Append ``items`` as one atomic batch (all stored, in order, or none)."""
+        ...
+
+    async def pop_item(self) -> Item | None:
+        """Remove and return the latest item, or ``None`` when the session is empty."""
+        ...
+
+    async def clear_session(self) -> None:
+        """Remove every item of this session (and only of this session)."""
+        ...
+
+
+class SessionABC(abc.ABC):
+    """Abstract base for implementers who prefer inheritance to the structural protocol.
+
+    It adds the lifecycle every backend of this library shares: ``close()`` and
+    ``async with``.
+    """
+
+    session_id: str
+    session_settings: SessionSettings | None = None
+
+    @abc.abstractmethod
+    async def get_items(self, limit: int | None = None) -> list[Item]: ...
+
+    @abc.abstractmethod
+    async def add_items(self, items: list[Item]) -> None: ...
+
+    @abc.abstractmethod
+    async def pop_item(self) -> Item | None: ...
+
+    @abc.abstractmethod
+    async def clear_session(self) -> None: ...
+
+    async def close(self) -> None:
+        """Release what this session holds. Later calls raise ``SessionClosedError``."""
+        return None  # a session that holds nothing has nothing to release
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def _effective_limit(self, limit: int | None) -> int | None:
+        """``limit`` validated, falling back to ``session_settings.limit``."""
+        if limit is None and self.session_settings is not None:
+            return self.session_settings.limit
+        return validate_limit(limit)
