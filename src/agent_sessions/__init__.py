@@ -14,6 +14,8 @@ from .protocol import (
     SessionClosedError,
     SessionError,
     SessionSettings,
+    SessionsPage,
+    SessionStore,
 )
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "SessionClosedError",
     "SessionError",
     "SessionSettings",
+    "SessionStore",
+    "SessionsPage",
 ]
 
 __version__ = "0.1.0"

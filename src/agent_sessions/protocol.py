@@ -23,6 +23,8 @@ __all__ = [
     "SessionClosedError",
     "SessionError",
     "SessionSettings",
+    "SessionStore",
+    "SessionsPage",
     "validate_limit",
     "validate_session_id",
 ]
@@ -126,6 +128,42 @@ class Session(Protocol):
 
     async def clear_session(self) -> None:
         """Remove every item of this session (and only of this session)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SessionsPage:
+    """One page of session ids from ``SessionStore.list_sessions``.
+
+    ``next_cursor`` is opaque (pass it back to get the next page); ``None`` on the last page.
+    """
+
+    session_ids: list[str]
+    next_cursor: str | None
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Owns connections, schema and pooling for many sessions of one database.
+
+    Sessions are cheap handles that borrow the store's connections; closing a session
+    never closes its store, closing the store makes its sessions unusable.
+    """
+
+    def session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> Session:
+        """A handle on ``session_id`` in this store (created lazily on first write)."""
+        ...
+
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        """Ids of sessions holding at least one item, whose id starts with ``prefix``."""
+        ...
+
+    async def close(self) -> None:
+        """Release every connection. Later calls raise ``SessionClosedError``."""
         ...
 
 
