@@ -39,7 +39,7 @@ from typing import Final, NamedTuple, TypeVar
 
 from typing_extensions import Self
 
-from ._json import decode_item, encode_items
+from ._json import decode_item, decode_items, encode_items
 from .protocol import (
     Item,
     SessionABC,
@@ -341,12 +341,7 @@ class SQLiteSession(SessionABC):
             self.store._check_open()
             return []
         rows = await self.store._run(partial(self.store._select, self.session_id, limit))
-        items: list[Item] = []
-        for row_id, raw in rows:
-            item = decode_item(raw, where=self.store._where(self.session_id, row_id))
-            if item is not None:
-                items.append(item)
-        return items
+        return decode_items(rows, where=partial(self.store._where, self.session_id))
 
     async def add_items(self, items: list[Item]) -> None:
         """Store ``items`` as one transaction after validating all of them."""
