@@ -236,10 +236,16 @@ class SQLiteStore:
     # -- operations (run on a connection, inside _run) -----------------------------------
 
     def _add(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
-        now = time.time()
-        with _transaction(connection):
-            connection.execute(self._sql.touch_session, (session_id, now, now))
+        # _transaction spelled out: this is the hot path, and a context manager costs more
+        # than the Python work around a one-row insert.
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute(self._sql.add_session, (session_id, time.time()))
             connection.executemany(self._sql.insert_item, [(session_id, item) for item in encoded])
+            connection.execute("COMMIT")
+        except BaseException:
+            _roll_back(connection)
+            raise
 
     def _select(
         self, session_id: str, limit: int | None, connection: sqlite3.Connection
@@ -490,9 +496,13 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
         yield
         connection.execute("COMMIT")
     except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
+        _roll_back(connection)
         raise
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -556,11 +566,13 @@ class _Statements:
         self.create_schema = (
             f"""CREATE TABLE IF NOT EXISTS {sessions} (
                 session_id TEXT PRIMARY KEY NOT NULL,
-                created_at REAL NOT NULL,
-                updated_at REAL NOT NULL
+                created_at REAL NOT NULL
             )""",
+            # A new rowid is always above every existing one in the table, which is all
+            # the order needs; AUTOINCREMENT would add a write per insert to never reuse the
+            # id of a popped newest item.
             f"""CREATE TABLE IF NOT EXISTS {items} (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                id INTEGER PRIMARY KEY,
                 session_id TEXT NOT NULL
                     REFERENCES {sessions} (session_id) ON DELETE CASCADE,
                 item TEXT NOT NULL
@@ -571,11 +583,10 @@ class _Statements:
             f"SELECT count(*) FROM sqlite_master WHERE name IN ('{sessions}', '{items}', '{index}')"
         )
         self.schema_object_count = 3
-        # created_at keeps its first value; updated_at tells an admin when a session was
-        # last written. Neither orders anything: items are ordered by id.
-        self.touch_session = (
-            f"INSERT INTO {sessions} (session_id, created_at, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at"
+        # Leaves an existing row untouched: no page written when the session exists.
+        # created_at is for admins; nothing is ordered by time.
+        self.add_session = (
+            f"INSERT OR IGNORE INTO {sessions} (session_id, created_at) VALUES (?, ?)"
         )
         self.insert_item = f"INSERT INTO {items} (session_id, item) VALUES (?, ?)"
         self.select_all = f"SELECT id, item FROM {items} WHERE session_id = ? ORDER BY id"
