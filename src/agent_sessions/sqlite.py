@@ -206,11 +206,11 @@ class SQLiteStore:
         return operation(connection)
 
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
+        # The version check comes first: a refused database must not even change journal mode.
+        version = self._read_schema_version(connection)
         if self.db_path != MEMORY:
             connection.execute("PRAGMA journal_mode = WAL")
-        if self._read_schema_version(connection) == SCHEMA_VERSION and self._tables_exist(
-            connection
-        ):
+        if version == SCHEMA_VERSION and self._tables_exist(connection):
             return
         with _transaction(connection):
             version = self._read_schema_version(connection)
@@ -439,7 +439,7 @@ class _FileConnections(_Connections):
         self._busy_timeout = busy_timeout
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._opened: list[sqlite3.Connection] = []
+        self._opened: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._closed = False
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -461,7 +461,7 @@ class _FileConnections(_Connections):
         with self._lock:
             self._closed = True
             opened, self._opened = self._opened, []
-        for connection in opened:
+        for _, connection in opened:
             connection.close()
 
     def _open(self, role: str, busy_timeout: float) -> sqlite3.Connection:
@@ -482,7 +482,16 @@ class _FileConnections(_Connections):
             if self._closed:
                 connection.close()
                 raise SessionClosedError(f"SQLiteStore({self._path!r}) is closed")
-            self._opened.append(connection)
+            # Threads come and go (asyncio.run per thread, worker pools): close what the
+            # finished ones left behind, so connections do not pile up.
+            still_used = []
+            for thread, opened in self._opened:
+                if thread.is_alive():
+                    still_used.append((thread, opened))
+                else:
+                    opened.close()
+            still_used.append((threading.current_thread(), connection))
+            self._opened = still_used
         setattr(self._local, role, connection)
         return connection
 

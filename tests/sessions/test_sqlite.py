@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -170,6 +171,7 @@ async def test_a_database_from_a_newer_schema_version_is_refused_and_left_untouc
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
         assert connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 async def test_a_new_database_gets_the_current_schema_version(tmp_path: Path) -> None:
@@ -313,6 +315,21 @@ async def test_the_shared_store_closes_with_its_last_session(tmp_path: Path) -> 
     await second.add_items([{"n": 0}])
     await second.close()
     assert second.store.closed
+
+
+def test_connections_of_finished_threads_are_closed(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "x.db")
+
+    def write_in_a_new_thread(n: int) -> None:
+        asyncio.run(store.session("s").add_items([{"n": n}]))
+
+    for n in range(5):
+        thread = threading.Thread(target=write_in_a_new_thread, args=(n,))
+        thread.start()
+        thread.join()
+    opened = store._connections._opened  # type: ignore[attr-defined]
+    assert len(opened) == 1, "only the last finished thread's connection is left"
+    asyncio.run(store.close())
 
 
 async def test_memory_sessions_do_not_share_without_a_store() -> None:
