@@ -247,24 +247,38 @@ def _table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
 
 async def _memory_table(targets: list[Target], sizes: Sizes) -> str:
     lines = [
-        f"| resident memory over {sizes.rss_reads:,} get_items(limit=10), "
-        f"{sizes.large_history:,} items | storage | before | peak | after |",
+        f"| {sizes.rss_reads:,} x get_items(limit=10) on {sizes.large_history:,} items "
+        "| storage | RSS before | peak RSS during | RSS after |",
         "|---|---|---|---|---|",
     ]
+    context = multiprocessing.get_context("spawn")
     for target in targets:
-        session = await _history(target, sizes.large_history)
-        before = peak = _rss_kib()
-        for call in range(sizes.rss_reads):
-            await session.get_items(limit=10)
-            if call % 500 == 0:
-                peak = max(peak, _rss_kib())
-        after = _rss_kib()
-        peak = max(peak, after)
+        # A fresh process per target, so one's memory never shows in another's figures.
+        results = context.Queue()
+        child = context.Process(target=_measure_rss_in_child, args=(target, sizes, results))
+        child.start()
+        before, peak, after = await asyncio.to_thread(results.get)
+        await asyncio.to_thread(child.join)
         lines.append(
             f"| {target.implementation} | {target.storage} | {before / 1024:.1f} MiB "
             f"| {peak / 1024:.1f} MiB | {after / 1024:.1f} MiB |"
         )
     return "\n".join(lines)
+
+
+def _measure_rss_in_child(target: Target, sizes: Sizes, results: Any) -> None:
+    async def measure() -> tuple[int, int, int]:
+        session = await _history(target, sizes.large_history)
+        before = peak = _rss_kib()
+        for call in range(sizes.rss_reads):
+            await session.get_items(limit=10)
+            if call % 100 == 0:
+                peak = max(peak, _rss_kib())
+        after = _rss_kib()
+        await _close(session)
+        return before, max(peak, after), after
+
+    results.put(asyncio.run(measure()))
 
 
 _histories: dict[tuple[str, str, int], Any] = {}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent_sessions import SessionClosedError, SQLiteSession, SQLiteStore
+from agent_sessions import Session, SessionClosedError, SessionStore, SQLiteSession, SQLiteStore
 from agent_sessions import sqlite as sqlite_module
 from agent_sessions.sqlite import SCHEMA_VERSION, UnsupportedSchemaError
 
@@ -372,6 +372,12 @@ def test_an_empty_db_path_is_refused() -> None:
 def test_an_invalid_busy_timeout_is_refused(timeout: Any) -> None:
     with pytest.raises((TypeError, ValueError), match="busy_timeout"):
         SQLiteStore(busy_timeout=timeout)
+
+
+def test_sqlite_store_is_a_session_store() -> None:
+    store: SessionStore = SQLiteStore()  # and mypy agrees
+    assert isinstance(store, SessionStore)
+    assert isinstance(store.session("s"), Session)
 
 
 # -- listing sessions ----------------------------------------------------------------------
