@@ -75,6 +75,7 @@ _TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
+_MAX_SQLITE_INTEGER = 2**63 - 1
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 
 
@@ -270,7 +271,9 @@ class SQLiteStore:
     ) -> list[tuple[int, str | bytes]]:
         if limit is None:
             return connection.execute(self._sql.select_all, (session_id,)).fetchall()
-        rows = connection.execute(self._sql.select_latest, (session_id, limit)).fetchall()
+        # No session holds 2**63 items: a larger limit means "everything" to SQLite too.
+        clamped = min(limit, _MAX_SQLITE_INTEGER)
+        rows = connection.execute(self._sql.select_latest, (session_id, clamped)).fetchall()
         rows.reverse()
         return rows
 
