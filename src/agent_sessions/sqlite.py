@@ -354,7 +354,7 @@ class SQLiteSession(SessionABC):
                 _resolve_db_path(db_path), durable, _validate_table_prefix(table_prefix)
             )
             self.store = _shared_stores.acquire(self._shared_key)
-        self._where = f"SQLiteSession {self.session_id!r} on {self.store.db_path}"
+        self._description = f"SQLiteSession {self.session_id!r} on {self.store.db_path}"
 
     def __repr__(self) -> str:
         return f"SQLiteSession({self.session_id!r}, {self.store.db_path!r})"
@@ -400,7 +400,7 @@ class SQLiteSession(SessionABC):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise SessionClosedError(f"{self._where} is closed")
+            raise SessionClosedError(f"{self._description} is closed")
 
 
 # -- connections ---------------------------------------------------------------------------
