@@ -396,7 +396,7 @@ class SQLiteSession(SessionABC):
         if self._owns_store:
             await self.store.close()
         elif self._shared_key is not None:
-            await _shared_stores.release(self._shared_key)
+            await _shared_stores.release(self._shared_key, self.store)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -621,9 +621,11 @@ class _SharedStores:
             self._stores[key] = (store, count + 1)
             return store
 
-    async def release(self, key: _StoreKey) -> None:
+    async def release(self, key: _StoreKey, store: SQLiteStore) -> None:
         with self._lock:
-            store, count = self._stores[key]
+            registered, count = self._stores.get(key, (None, 0))
+            if registered is not store:
+                return  # someone closed it early and a new store took its place
             if count > 1:
                 self._stores[key] = (store, count - 1)
                 return

@@ -375,6 +375,18 @@ def test_connections_of_finished_threads_are_closed(tmp_path: Path) -> None:
     asyncio.run(store.close())
 
 
+async def test_a_store_closed_early_is_replaced_and_its_old_sessions_leave_the_new_alone(
+    tmp_path: Path,
+) -> None:
+    early = SQLiteSession("a", tmp_path / "x.db")
+    await early.store.close()
+    async with SQLiteSession("b", tmp_path / "x.db") as later:
+        assert later.store is not early.store
+        await early.close()
+        await later.add_items([{"n": 0}])
+        assert await later.get_items() == [{"n": 0}]
+
+
 async def test_memory_sessions_do_not_share_without_a_store() -> None:
     async with SQLiteSession("same") as first, SQLiteSession("same") as second:
         await first.add_items([{"n": 1}])
