@@ -87,8 +87,14 @@ class SQLiteStore:
     """One SQLite database holding many sessions: owns its connections and schema.
 
     ``db_path`` is ``":memory:"`` (a private database shared by every thread of this
-    process that uses this store) or a file path. Nothing touches the database until the
-    first operation, which creates the schema if needed.
+    process that uses this store) or a file path. ``durable=True`` selects
+    ``synchronous=FULL``. ``table_prefix`` names the tables (``<prefix>sessions``,
+    ``<prefix>items``; letters, digits and ``_``). ``busy_timeout`` is how many seconds a
+    call waits (off the event loop) for a lock held elsewhere before it fails.
+
+    Nothing touches the database until the first operation, which creates the schema if
+    needed. Usable from any thread and event loop; ``close()`` (or ``async with``) releases
+    every connection.
     """
 
     def __init__(
