@@ -71,7 +71,8 @@ The docstring
 -------------
 First line: one-sentence summary. Then the sections ``## What it does``,
 ``## Why is this bad?``, ``## Example``, ``## Use instead``, ``## Fix safety``
-and ``## Options``, in that order (a test enforces it). ``explain CODE``
+and ``## Options``, in that order (a test enforces it). "Fix safety" starts with
+``Safe``, ``Unsafe`` or ``None`` (shown by ``rules``). ``explain CODE``
 prints it, ``rules --format markdown`` builds ``docs/rules.md`` from it.
 
 Detection
@@ -119,8 +120,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import inspect
 import re
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -223,8 +224,8 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        """The docstring, dedented."""
-        return textwrap.dedent(cls.__doc__ or "").strip()
+        """The docstring, cleaned of its indentation."""
+        return inspect.cleandoc(cls.__doc__ or "")
 
     def prefilter(self, text: str) -> bool:
         """Whether this file may contain a finding; never wrong when it says no."""
@@ -246,13 +247,9 @@ class Rule:
         start, end = where if isinstance(where, tuple) else self.file.node_range(where)
         line, column = self.file.position(start)
         end_line, end_column = self.file.position(end)
-        self.findings.append(
-            Finding(self.CODE, message, line, column, end_line, end_column, fix)
-        )
+        self.findings.append(Finding(self.CODE, message, line, column, end_line, end_column, fix))
 
-    def replace(
-        self, where: ast.AST | tuple[int, int], replacement: str, safe: bool = True
-    ) -> Fix:
+    def replace(self, where: ast.AST | tuple[int, int], replacement: str, safe: bool = True) -> Fix:
         """A fix replacing a node's text (or a character range) with ``replacement``."""
         start, end = where if isinstance(where, tuple) else self.file.node_range(where)
         return Fix((Edit(start, end, replacement),), safe)
@@ -279,7 +276,7 @@ class FileContext:
         """The lines of the file, line endings kept."""
         starts = self.line_starts
         ends = [*starts[1:], len(self.text)]
-        return [self.text[start:end] for start, end in zip(starts, ends)]
+        return [self.text[start:end] for start, end in zip(starts, ends, strict=True)]
 
     @cached_property
     def ast_tree(self) -> ast.Module:
