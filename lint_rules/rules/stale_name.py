@@ -47,9 +47,9 @@ class StaleNameRule(Rule):
     Safe: the old name is replaced by the new one, in the same place, keeping
     quotes and string prefixes. A deliberate compatibility alias stays when its
     line carries `# noqa: LR001`, e.g.
-    `handoff_occured = handoff_occurred  # noqa: LR001`. A string that spells
-    the old name through concatenation or escapes is reported without a fix;
-    f-strings are not checked.
+    `handoff_occured = handoff_occurred  # noqa: LR001`. Only a string literal
+    that spells the old name exactly is checked: not one that builds it by
+    concatenation or escapes, nor an f-string.
 
     ## Options
     `[tool.lint_rules.renames]`: a table of `old_name = "new_name"`; both must
@@ -68,6 +68,7 @@ class StaleNameRule(Rule):
         Valid("event = f'handoff_occured'", options=_RENAMES),
         Valid("handoff_occured_at = 1", options=_RENAMES),
         Valid("handoff_occured()"),
+        Valid('NAMES = {"handoff_occ" "ured": 1}', options=_RENAMES),
     )
     INVALID = (
         Invalid(
@@ -157,7 +158,7 @@ class StaleNameRule(Rule):
         Invalid(
             "match event:\n    case [*handoff_occured]:\n        pass\n",
             message="`handoff_occured` was renamed to `handoff_occurred`",
-            line=2, column=11, end_line=2, end_column=26,
+            line=2, column=12, end_line=2, end_column=27,
             replacement="match event:\n    case [*handoff_occurred]:\n        pass\n",
             options=_RENAMES,
         ),
@@ -166,13 +167,6 @@ class StaleNameRule(Rule):
             message="`handoff_occured` was renamed to `handoff_occurred`",
             line=1, column=17, end_line=1, end_column=35,
             replacement="if item.type == r'handoff_occurred':\n    pass\n",
-            options=_RENAMES,
-        ),
-        Invalid(
-            'NAMES = {"handoff_occ" "ured": 1}',
-            message="`handoff_occured` was renamed to `handoff_occurred`",
-            line=1, column=10, end_line=1, end_column=30,
-            replacement=None,
             options=_RENAMES,
         ),
     )  # fmt: skip
@@ -257,10 +251,9 @@ class StaleNameRule(Rule):
         if literal is None or "f" in literal.group(1).lower():
             return  # part of an f-string
         old, new = node.value, self.renames[node.value]
-        fix = None
-        if literal.group(3) == old:
+        if literal.group(3) == old:  # not spelled with escapes or concatenation
             fix = self.replace((literal.start(3), literal.end(3)), new)
-        self.report(node, self.MESSAGE.format(old=old, new=new), fix)
+            self.report(node, self.MESSAGE.format(old=old, new=new), fix)
 
     def _check(self, name: str, start: int, end: int) -> None:
         new = self.renames.get(name)
