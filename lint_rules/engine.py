@@ -9,11 +9,9 @@ from __future__ import annotations
 import ast
 import codecs
 import io
-import multiprocessing
 import re
 import tokenize
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,6 +127,9 @@ def _run_files(
     jobs = min(options.jobs, len(paths) // MIN_FILES_PER_PROCESS)
     if jobs <= 1:
         return Worker(rules, config, options).run_batch(paths)
+    import multiprocessing  # only here: a warm or small run should not pay for it
+    from concurrent.futures import ProcessPoolExecutor
+
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
     methods = multiprocessing.get_all_start_methods()
@@ -219,7 +220,12 @@ class Worker:
                 result.fixed = 0
 
     def _skipped(self, text: str) -> bool:
-        header = "\n".join(text.splitlines()[:HEADER_LINES])
+        end = -1
+        for _ in range(HEADER_LINES):
+            end = text.find("\n", end + 1)
+            if end < 0:
+                break
+        header = text if end < 0 else text[:end]
         if _SKIP_FILE.search(header):
             return True
         return not self.options.include_generated and "@generated" in header
