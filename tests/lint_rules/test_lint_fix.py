@@ -5,6 +5,9 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -212,3 +215,19 @@ def test_overlapping_fix_waits_for_the_next_pass() -> None:
     text, applied = apply_fixes("0123456789", [overlapping, apart, first])
 
     assert (text, applied) == ("AAAAA5678C", 2)
+
+
+def test_fix_killed_midway_leaves_every_file_old_or_new(project: Path) -> None:
+    old = "".join(f"value_{n} = old_name({n})\n" for n in range(5_000)).encode()
+    new = old.replace(b"old_name", b"new_name")
+    for number in range(30):
+        (project / f"m{number:02}.py").write_bytes(old)
+    command = [sys.executable, "-m", "lint_rules", "fix", "--jobs", "2"]
+
+    for delay in (0.2, 0.5, 0.8):
+        process = subprocess.Popen(command, cwd=project, stdout=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.kill()  # SIGKILL: no cleanup runs
+        process.wait()
+        contents = {path.read_bytes() for path in project.glob("m*.py")}
+        assert contents <= {old, new}
