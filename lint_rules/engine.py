@@ -62,8 +62,10 @@ class FileResult:
     diff: str = ""
     fixed_source: bytes | None = None
     """For stdin in fix mode: the fixed source, in the input's encoding."""
-    error: str | None = None
-    """Why a fix was not written (refused or failed), if it was not."""
+    refused: str | None = None
+    """Why the fixes were not applied (the result would not parse)."""
+    write_error: str | None = None
+    """Why the fixed file could not be written."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ class Worker:
     ) -> None:
         outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes, ignored)
         result.findings, result.parsed = outcome.findings, True
-        result.error = outcome.error
+        result.refused = outcome.refused
         changed = outcome.text != text
         result.fixed = outcome.applied if changed else 0
         if self.options.diff:
@@ -210,7 +212,7 @@ class Worker:
             try:
                 write_atomic(result.path, outcome.text.encode(encoding))
             except OSError as error:
-                result.error = f"cannot write the fixed file: {error}"
+                result.write_error = f"cannot write the fixed file: {error}"
                 result.fixed = 0
 
     def _skipped(self, text: str) -> bool:
@@ -245,7 +247,7 @@ class FixOutcome:
     text: str
     applied: int
     findings: list[Finding]
-    error: str | None = None
+    refused: str | None = None
 
 
 def fix_text(
@@ -255,7 +257,7 @@ def fix_text(
 
     Findings whose code starts with an ``ignored`` prefix are neither reported
     nor fixed. If the fixed text does not parse, nothing is applied and
-    ``error`` says why.
+    ``refused`` says why.
     """
     findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
