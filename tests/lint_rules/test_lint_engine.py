@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import codecs
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -281,3 +283,18 @@ def test_no_cache_writes_no_cache_directory(project: Path, lint: Lint) -> None:
     lint("check", "--no-cache")
 
     assert not (project / ".lint_rules_cache").exists()
+
+
+def test_concurrent_runs_share_the_cache_safely(project: Path) -> None:
+    for number in range(30):
+        (project / f"m{number:02}.py").write_text(f"x = old_name  # {number}\n")
+    command = [sys.executable, "-m", "lint_rules", "check", "--jobs", "1"]
+
+    runs = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE) for _ in range(3)]
+    outputs = {process.communicate()[0] for process in runs}
+
+    assert len(outputs) == 1
+    config = load_config(project, ALL_RULES)
+    warm = run([project], config, [StaleNameRule], RunOptions())
+    assert warm.parsed_count == 0
+    assert sum(len(result.findings) for result in warm.files) == 30
