@@ -9,7 +9,10 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import os
 import re
+import threading
+import time
 import tokenize
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +31,8 @@ HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""
 MIN_FILES_PER_PROCESS = 8
 """Below this many files per worker, starting processes costs more than it saves."""
+PARENT_CHECK_SECONDS = 0.2
+"""How often a worker checks that the process that started it is alive."""
 
 _SKIP_FILE = re.compile(r"#\s*lint_rules:\s*skip-file\b")
 _NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
@@ -130,7 +135,10 @@ def _run_files(
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=_start_worker, initargs=(rules, config, options)
+        jobs,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(rules, config, options, os.getpid()),
     ) as pool:
         return [result for batch in pool.map(_run_batch, batches) for result in batch]
 
@@ -138,9 +146,20 @@ def _run_files(
 _worker: Worker | None = None
 
 
-def _start_worker(rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
+def _start_worker(
+    rules: Sequence[type[Rule]], config: Config, options: RunOptions, parent: int
+) -> None:
     global _worker
     _worker = Worker(rules, config, options)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A killed parent cannot stop its workers, and a forked worker holds the
+    # task queue's write end itself, so it would otherwise wait forever.
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _run_batch(paths: list[Path]) -> list[FileResult]:
