@@ -403,10 +403,11 @@ class Checker:
         table = self._table(admitted)
         stack: list[ast.AST] = [tree]
         pop, push = stack.pop, stack.append
-        node_list, node_type = list, ast.AST
+        child_fields = _CHILD_FIELDS
         while stack:
             node = pop()
-            handlers = table.get(type(node))
+            node_class = node.__class__
+            handlers = table.get(node_class)
             if handlers is not None:
                 for index, visit in handlers:
                     if index in failures:
@@ -415,13 +416,16 @@ class Checker:
                         visit(node)
                     except Exception as error:
                         failures[index] = _describe(error)
-            for name in node._fields:
+            fields = child_fields.get(node_class)
+            if fields is None:
+                fields = child_fields[node_class] = _fields_with_children(node_class)
+            for name in fields:
                 value = getattr(node, name, None)
-                if isinstance(value, node_list):
+                if value.__class__ is list:
                     for item in value:
-                        if isinstance(item, node_type):
+                        if item is not None:
                             push(item)
-                elif isinstance(value, node_type):
+                elif value is not None:
                     push(value)
 
     def _table(self, admitted: tuple[int, ...]) -> dict[type[ast.AST], list[tuple[int, Visitor]]]:
@@ -433,6 +437,25 @@ class Checker:
                     table.setdefault(node_class, []).append((index, visit))
             self._tables[admitted] = table
         return table
+
+
+_LEAF_FIELDS = frozenset(
+    {"arg", "asname", "attr", "conversion", "id", "is_async", "kind", "kwd_attrs", "level",
+     "lineno", "module", "n", "name", "rest", "s", "simple", "tag", "type_comment",
+     "ctx", "op", "ops"}
+)  # fmt: skip
+"""Fields that never hold a node, or hold only the context and operator
+singletons (``ast.Load``, ``ast.Add``, ``ast.Eq``...), which are not visited."""
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_with_children(node_class: type) -> tuple[str, ...]:
+    """The fields of a node class that hold nodes, ``None`` or lists of them."""
+    if node_class in (ast.Constant, ast.MatchSingleton):
+        return ()  # ``value`` is a Python constant
+    skipped = _LEAF_FIELDS | ({"names"} if node_class in (ast.Global, ast.Nonlocal) else set())
+    fields: tuple[str, ...] = getattr(node_class, "_fields", ())
+    return tuple(name for name in fields if name not in skipped)
 
 
 def _visitors_of(rule: Rule) -> list[tuple[type[ast.AST], Visitor]]:
