@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lint_rules.config import load_config
 from lint_rules.docs import rules_markdown
 from lint_rules.report import Located, render
 from lint_rules.rule import Finding
@@ -239,3 +240,9 @@ def test_github_output_escapes_data_and_properties() -> None:
         "::error file=dir%2Cx/a%3Ab.py,line=1,col=2,endLine=1,endColumn=3,"
         "title=LR001::50%25 done%0Anext\n"
     )
+
+
+def test_this_repository_configures_its_legacy_rename() -> None:
+    config = load_config(REPOSITORY, ALL_RULES)
+
+    assert config.rule_options["renames"] == {"handoff_occured": "handoff_occurred"}
