@@ -68,7 +68,7 @@ class FileResult:
     fixed_source: bytes | None = None
     """For stdin in fix mode: the fixed source, in the input's encoding."""
     refused: str | None = None
-    """Why the fixes were not applied (the result would not parse)."""
+    """Why the fixes were not applied (the result would not parse or encode)."""
     write_error: str | None = None
     """Why the fixed file could not be written."""
 
@@ -216,7 +216,9 @@ class Worker:
     def _fix(
         self, result: FileResult, text: str, encoding: str, write: bool, ignored: tuple[str, ...]
     ) -> None:
-        outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes, ignored)
+        outcome = fix_text(
+            self.checker, result.path, text, self.options.unsafe_fixes, ignored, encoding
+        )
         result.findings, result.parsed = outcome.findings, True
         result.refused = outcome.refused
         changed = outcome.text != text
@@ -270,13 +272,18 @@ class FixOutcome:
 
 
 def fix_text(
-    checker: Checker, path: Path, text: str, unsafe_fixes: bool, ignored: tuple[str, ...] = ()
+    checker: Checker,
+    path: Path,
+    text: str,
+    unsafe_fixes: bool,
+    ignored: tuple[str, ...] = (),
+    encoding: str = "utf-8",
 ) -> FixOutcome:
     """Apply fixes to a fixed point (at most ``MAX_FIX_PASSES``), never breaking syntax.
 
     Findings whose code starts with an ``ignored`` prefix are neither reported
-    nor fixed. If the fixed text does not parse, nothing is applied and
-    ``refused`` says why.
+    nor fixed. If the fixed text does not parse, or cannot be written in the
+    file's ``encoding``, nothing is applied and ``refused`` says why.
     """
     findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
@@ -289,12 +296,21 @@ def fix_text(
         findings, _ = checker.check(path, current, ignored)
     if current != text:
         problem = syntax_problem(current)
-        if problem is not None:
+        reason = None if problem is None else f"the result would not parse: {problem}"
+        if reason is None and not _encodable(current, encoding):
+            reason = f"the result cannot be encoded as {encoding}"
+        if reason is not None:
             original, _ = checker.check(path, text, ignored)
-            return FixOutcome(
-                text, 0, original, f"fix refused, the result would not parse: {problem}"
-            )
+            return FixOutcome(text, 0, original, f"fix refused, {reason}")
     return FixOutcome(current, applied, findings)
+
+
+def _encodable(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def syntax_problem(text: str) -> str | None:

@@ -146,6 +146,20 @@ def test_fix_whose_result_does_not_parse_is_refused_and_file_untouched(
     assert "m.py:1:5: LR991 [*] breakme" in outcome.out
 
 
+def test_fix_that_the_file_encoding_cannot_hold_is_refused(project: Path, lint: Lint) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.lint_rules.renames]\nold_name = "nouveau_nom_\u00e9t\u00e9"\n'
+    )
+    target = project / "m.py"
+    target.write_bytes(b"# -*- coding: ascii -*-\nx = old_name\n")
+
+    outcome = lint("fix")
+
+    assert outcome.code == 1
+    assert "fix refused, the result cannot be encoded as ascii" in outcome.err
+    assert target.read_bytes() == b"# -*- coding: ascii -*-\nx = old_name\n"
+
+
 def test_interrupted_write_leaves_the_old_file_and_no_temporary(
     project: Path, lint: Lint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
