@@ -1,0 +1,127 @@
+"""The result cache under ``.lint_rules_cache/``.
+
+One file per *run key* (tool version and source, selected rules, configuration,
+run options that change results); inside it, per path, the content digest and
+the findings. A file whose digest matches is not read by a rule, let alone parsed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lint_rules.fixes import write_atomic
+from lint_rules.rule import Edit, Finding, Fix, Rule
+
+if TYPE_CHECKING:
+    from lint_rules.config import Config
+    from lint_rules.engine import FileResult, RunOptions
+
+CACHE_DIRECTORY = ".lint_rules_cache"
+_PACKAGE_DIRECTORY = Path(__file__).parent
+
+
+def content_digest(data: bytes) -> str:
+    """The cache's fingerprint of a file's bytes."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class ResultCache:
+    """Findings by path and content digest, for one run key."""
+
+    def __init__(self, location: Path, entries: dict[str, list[Any]]) -> None:
+        self.location = location
+        self.entries = entries
+
+    @classmethod
+    def open(cls, config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> ResultCache:
+        """The cache for this configuration, empty if missing or unreadable."""
+        location = config.root / CACHE_DIRECTORY / f"{run_key(config, rules, options)}.json"
+        try:
+            entries = json.loads(location.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            entries = {}
+        return cls(location, entries if isinstance(entries, dict) else {})
+
+    def lookup(self, path: Path) -> FileResult | None:
+        """The cached result for ``path`` if its content is unchanged."""
+        from lint_rules.engine import FileResult
+
+        entry = self.entries.get(str(path))
+        if entry is None:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        digest = content_digest(data)
+        if entry[0] != digest:
+            return None
+        return FileResult(path, [_finding(row) for row in entry[1]], digest, cached=True)
+
+    def save(self, results: Sequence[FileResult]) -> None:
+        """Store the results that have a digest; keep entries of other paths."""
+        for result in results:
+            if result.digest and not result.cached:
+                rows = [_row(finding) for finding in result.findings]
+                self.entries[str(result.path)] = [result.digest, rows]
+        directory = self.location.parent
+        try:
+            directory.mkdir(exist_ok=True)
+            ignore_file = directory / ".gitignore"
+            if not ignore_file.exists():
+                ignore_file.write_text("# Created by lint_rules.\n*\n", encoding="utf-8")
+            write_atomic(self.location, json.dumps(self.entries).encode())
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> str:
+    """A digest of everything besides file content that decides the findings."""
+    sources = {
+        _PACKAGE_DIRECTORY,
+        *(Path(sys.modules[rule.__module__].__file__ or "") for rule in rules),
+    }
+    stamps = sorted(
+        (str(file), file.stat().st_size, file.stat().st_mtime_ns)
+        for source in sources
+        for file in (source.rglob("*.py") if source.is_dir() else [source])
+    )
+    described = {
+        "tool": stamps,
+        "rules": sorted(rule.CODE for rule in rules),
+        "config": {**asdict(config), "root": str(config.root)},
+        "include_generated": options.include_generated,
+    }
+    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[
+        :32
+    ]
+
+
+def _row(finding: Finding) -> list[Any]:
+    fix = finding.fix
+    fix_row = (
+        None if fix is None else [fix.safe, [[e.start, e.end, e.replacement] for e in fix.edits]]
+    )
+    return [
+        finding.code,
+        finding.message,
+        finding.line,
+        finding.column,
+        finding.end_line,
+        finding.end_column,
+        fix_row,
+    ]
+
+
+def _finding(row: list[Any]) -> Finding:
+    code, message, line, column, end_line, end_column, fix_row = row
+    fix = None
+    if fix_row is not None:
+        fix = Fix(tuple(Edit(start, end, text) for start, end, text in fix_row[1]), fix_row[0])
+    return Finding(code, message, line, column, end_line, end_column, fix)

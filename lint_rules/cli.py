@@ -1,0 +1,177 @@
+"""The command line: argument parsing, output and exit codes; no linting logic."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from lint_rules.config import (
+    ENGINE_CODES,
+    Config,
+    check_selectors,
+    is_selected,
+    known_codes,
+    load_config,
+)
+from lint_rules.discovery import DiscoveryError
+from lint_rules.docs import RULE_FORMATS, explain, render_rules
+from lint_rules.engine import FileResult, RunOptions, display_path, run, run_stdin
+from lint_rules.report import FORMATS, Located, render, summary
+from lint_rules.rule import ConfigError, Rule
+from lint_rules.rules import ALL_RULES
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RULES) -> int:
+    """Run the command line; returns the exit code (0 clean, 1 findings, 2 error)."""
+    arguments = _parser().parse_args(argv)
+    try:
+        if arguments.command == "rules":
+            sys.stdout.write(render_rules(rules, arguments.format))
+            return EXIT_CLEAN
+        if arguments.command == "explain":
+            return _explain(arguments.code, rules)
+        return _lint(arguments, rules)
+    except (ConfigError, DiscoveryError) as error:
+        print(f"lint-rules: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as error:  # a bug or a dead worker: exit 2 with a message, not a traceback
+        print(f"lint-rules: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lint-rules", description="Lint rules ruff cannot express."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="report findings")
+    fix = commands.add_parser("fix", help="apply fixes, report what is left")
+    for command in (check, fix):
+        command.add_argument(
+            "paths", nargs="*", type=Path, help="files or directories; - for stdin"
+        )
+        command.add_argument("--select", type=_code_list, help="codes or prefixes, comma separated")
+        command.add_argument(
+            "--ignore", type=_code_list, default=[], help="codes or prefixes to skip"
+        )
+        command.add_argument("--format", choices=FORMATS, default="text")
+        command.add_argument(
+            "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes"
+        )
+        command.add_argument(
+            "--stdin-filename", type=Path, help="the path stdin's code is reported as"
+        )
+        command.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+        command.add_argument(
+            "--include-generated", action="store_true", help="check @generated files"
+        )
+        # Debugging and benchmarks only: parse every file and run every rule on it.
+        command.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    check.add_argument("--statistics", action="store_true", help="count findings per code")
+    fix.add_argument("--diff", action="store_true", help="print the changes, write nothing")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=RULE_FORMATS, default="text")
+    explain_command = commands.add_parser("explain", help="print a rule's documentation")
+    explain_command.add_argument("code")
+    return parser
+
+
+def _code_list(value: str) -> list[str]:
+    return [code.strip().upper() for code in value.split(",") if code.strip()]
+
+
+def _explain(code: str, rules: Sequence[type[Rule]]) -> int:
+    for rule in rules:
+        if code.upper() == rule.CODE:
+            sys.stdout.write(explain(rule))
+            return EXIT_CLEAN
+    print(f"lint-rules: error: unknown rule code {code!r}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
+    if arguments.jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, not {arguments.jobs}")
+    config = load_config(Path.cwd(), rules)
+    codes = known_codes(rules)
+    select = (
+        check_selectors(arguments.select, "--select", codes) if arguments.select else config.select
+    )
+    ignore = (*config.ignore, *check_selectors(arguments.ignore, "--ignore", codes))
+    selected = [rule for rule in rules if is_selected(rule.CODE, select, ignore)]
+    fixing = arguments.command == "fix"
+    options = RunOptions(
+        fix=fixing,
+        diff=fixing and arguments.diff,
+        unsafe_fixes=fixing and arguments.unsafe_fixes,
+        include_generated=arguments.include_generated,
+        use_prefilter=not arguments.no_prefilter,
+        use_cache=not fixing and not arguments.no_cache,
+        jobs=arguments.jobs,
+    )
+    paths: list[Path] = arguments.paths
+    reading_stdin = paths == [Path("-")] or (arguments.stdin_filename is not None and not paths)
+    if reading_stdin:
+        results = [_run_stdin(arguments.stdin_filename, config, selected, options)]
+    else:
+        results = run(paths or [config.root], config, selected, options).files
+    # With fixed code on stdout, the report goes to stderr.
+    out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout
+    return _report(arguments, results, rules, out)
+
+
+def _run_stdin(
+    filename: Path | None, config: Config, rules: Sequence[type[Rule]], options: RunOptions
+) -> FileResult:
+    path = Path(os.path.abspath(filename)) if filename is not None else Path("-")
+    result = run_stdin(sys.stdin.buffer.read(), path, config, rules, options)
+    if result.fixed_source is not None:
+        sys.stdout.buffer.write(result.fixed_source)
+        sys.stdout.flush()
+    return result
+
+
+def _report(
+    arguments: argparse.Namespace,
+    results: Sequence[FileResult],
+    rules: Sequence[type[Rule]],
+    out: TextIO,
+) -> int:
+    fixing = arguments.command == "fix"
+    located = [
+        Located(_shown(result), finding) for result in results for finding in result.findings
+    ]
+    names = {rule.CODE: rule.NAME for rule in rules} | ENGINE_CODES
+    statistics = getattr(arguments, "statistics", False)
+    if fixing and arguments.diff:
+        out.write("".join(result.diff for result in results))
+    out.write(render(located, arguments.format, names, statistics))
+    if arguments.format == "text":
+        fixed = sum(result.fixed for result in results)
+        out.write(
+            summary(
+                [item.finding for item in located], fixed, fixing, diff=fixing and arguments.diff
+            )
+        )
+    for result in results:
+        for problem in (result.refused, result.write_error):
+            if problem is not None:
+                print(f"{_shown(result)}: {problem}", file=sys.stderr)
+    if any(result.write_error is not None for result in results):
+        return EXIT_ERROR
+    would_change = fixing and arguments.diff and any(result.diff for result in results)
+    if (located or would_change) and not arguments.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _shown(result: FileResult) -> str:
+    return "-" if result.path == Path("-") else display_path(result.path)

@@ -1,0 +1,332 @@
+"""The Rule API: how to write a lint rule, and the types a rule works with.
+
+Writing a rule
+==============
+One rule is one module in ``lint_rules/rules/``, registered in
+``lint_rules/rules/__init__.py`` (``ALL_RULES``). The module is the rule's
+documentation and its tests::
+
+    class StaleNameRule(Rule):
+        '''Flags uses of a name that was renamed.
+
+        ## What it does
+        ...
+        ## Why is this bad?
+        ...
+        ## Example
+        ...
+        ## Use instead
+        ...
+        ## Fix safety
+        ...
+        ## Options
+        ...
+        '''
+
+        CODE = "LR001"
+        NAME = "stale-name"
+        MESSAGE = "`{old}` was renamed to `{new}`"
+        OPTIONS = ("renames",)
+        VALID = (Valid("new_name()", options={"renames": {"old_name": "new_name"}}),)
+        INVALID = (
+            Invalid(
+                "old_name()",
+                message="`old_name` was renamed to `new_name`",
+                line=1, column=1, end_line=1, end_column=9,
+                replacement="new_name()",
+                options={"renames": {"old_name": "new_name"}},
+            ),
+        )
+
+        def __init__(self, options: RuleOptions) -> None:
+            super().__init__(options)
+            self.renames = ...        # validate; raise ConfigError naming the key
+
+        def prefilter(self, text: str) -> bool:
+            return any(old in text for old in self.renames)
+
+        def visit_Name(self, node: ast.Name) -> None:
+            if node.id in self.renames:
+                self.report(node, self.MESSAGE.format(...), fix=self.replace(node, new))
+
+Class attributes
+----------------
+``CODE``     ``"LR"`` + three digits, unique. ``LR000``, ``LR999`` and ``LR1xx``
+             are reserved for the engine and the ``protocols`` command.
+``NAME``     kebab-case name shown by ``rules`` and in SARIF.
+``MESSAGE``  the sentence a user reads; a ``str.format`` template is fine.
+``OPTIONS``  the ``[tool.lint_rules]`` keys (tables or values) this rule owns,
+             e.g. ``("renames",)``. Only owned keys are accepted in the config
+             besides the engine's own; the rule's ``__init__`` receives the
+             values of its keys that are present (``RuleOptions``) and validates
+             them, raising ``ConfigError`` with a message that names the key.
+             A rule is instantiated once in the main process (to validate the
+             configuration before any work) and once per worker process.
+``VALID``    code on which the rule reports nothing (examples are dedented).
+``INVALID``  code on which the rule reports exactly one finding, with the expected
+             message, 1-based range (end exclusive) and the source after ``fix``
+             (``replacement=None``: the finding has no fix). Both lists run as
+             pytest cases for every registered rule
+             (``tests/lint_rules/test_lint_rule_examples.py``), each with its own
+             optional ``options``; the fix is applied with ``--unsafe-fixes``.
+
+The docstring
+-------------
+First line: one-sentence summary. Then the sections ``## What it does``,
+``## Why is this bad?``, ``## Example``, ``## Use instead``, ``## Fix safety``
+and ``## Options``, in that order (a test enforces it). "Fix safety" starts with
+``Safe``, ``Unsafe`` or ``None`` (shown by ``rules``). ``explain CODE``
+prints it, ``rules --format markdown`` builds ``docs/rules.md`` from it.
+
+Detection
+---------
+The engine parses a file once with the stdlib ``ast`` and walks it once,
+iteratively, for all selected rules. A rule declares interest in a node type by
+defining ``visit_<ClassName>(self, node)`` for a concrete ``ast`` class (e.g.
+``visit_Name``, ``visit_ImportFrom``; not ``visit_expr``); there is no
+``generic_visit``, children are always visited, and the order of visits is
+unspecified (findings are sorted). The context and operator singletons
+(``ast.Load``, ``ast.Add``, ``ast.Eq``...) are not visited: look at the parent.
+The dispatch table is built once per worker.
+Whole-file work goes in ``check_file(self)``, called after the walk
+(rules that need a concrete syntax tree use ``self.file.cst_module`` or
+``self.file.cst_wrapper`` there; they are parsed lazily, once per file, only
+when asked for).
+
+``prefilter(text)`` is a cheap text test (default: admit every file). A file
+that no selected rule admits is never parsed (so its syntax errors are not
+reported: ruff reports those); a rule that does not admit a file does not run
+on it. It must never reject a file on which the rule would report.
+
+``begin_batch(paths)`` is called once per worker batch with the paths the
+worker is about to check (after cache hits are removed), before any of them;
+a rule that shells out (e.g. to ``typos``) runs its tool once per batch here
+and keeps the result for ``check_file``. Code read from stdin (``-``) has no
+file on disk and gets no ``begin_batch`` call: ``check_file`` must then work
+from ``self.file.text`` alone. Default: nothing.
+
+Reporting
+---------
+``self.file`` is the ``FileContext`` of the file being checked: ``path``,
+``text`` (decoded, BOM dropped, line endings kept), ``lines``, ``line_starts``,
+``ast_tree``, ``cst_module``, ``cst_wrapper``, ``offset(line, byte_column)``
+(an ``ast`` position, whose columns are UTF-8 bytes, to a character offset in
+``text``), ``node_range(node)`` and ``position(offset)``.
+
+``self.report(where, message, fix=None)`` records a finding. ``where`` is an
+``ast`` node with a position or a ``(start, end)`` pair of character offsets.
+A ``Fix`` is a tuple of non-overlapping ``Edit(start, end, replacement)`` on
+character offsets, plus ``safe``: a safe fix keeps behaviour and is applied by
+``fix``; an unsafe one only with ``--unsafe-fixes``. ``self.replace(where,
+text, safe=True)`` builds the common one-edit fix. The engine applies fixes,
+repeats to a fixed point, refuses results that do not parse, and handles
+``# noqa: CODE`` suppression (on the finding's first line) and
+``per-file-ignores``, so rules do none of that. Findings are collected in
+``self.findings``, which the engine resets for every file.
+
+Rules never print, never write files and never import the code they check.
+An exception raised by a rule becomes an ``LR999`` finding for that file; the
+other rules' findings are kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import inspect
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import libcst
+    from libcst.metadata import MetadataWrapper
+
+RuleOptions = Mapping[str, object]
+"""The values of the ``[tool.lint_rules]`` keys a rule owns (see ``Rule.OPTIONS``)."""
+
+DOC_SECTIONS = (
+    "What it does",
+    "Why is this bad?",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "Options",
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the offending key or file."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` (character offsets) with ``replacement``."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Edits that together fix one finding; ``safe`` fixes keep behaviour."""
+
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one file. Lines and columns are 1-based, ends exclusive."""
+
+    code: str
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Source on which the rule reports nothing (dedented before use)."""
+
+    code: str
+    options: RuleOptions = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Source on which the rule reports exactly one finding, as described."""
+
+    code: str
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    replacement: str | None
+    options: RuleOptions = field(default_factory=dict)
+
+
+class Rule:
+    """Base class of every rule; see the module docstring for how to write one."""
+
+    CODE: ClassVar[str]
+    NAME: ClassVar[str]
+    MESSAGE: ClassVar[str]
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
+    VALID: ClassVar[Sequence[Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    file: FileContext
+
+    def __init__(self, options: RuleOptions) -> None:
+        self.options = options
+        self.findings: list[Finding] = []
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of the docstring."""
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The docstring, cleaned of its indentation."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    def prefilter(self, text: str) -> bool:
+        """Whether this file may contain a finding; never wrong when it says no."""
+        return True
+
+    def begin_batch(self, paths: Sequence[Path]) -> None:
+        """Called with the paths a worker is about to check, before checking them."""
+
+    def check_file(self) -> None:
+        """Called once per file after the traversal."""
+
+    def report(
+        self,
+        where: ast.AST | tuple[int, int],
+        message: str,
+        fix: Fix | None = None,
+    ) -> None:
+        """Record a finding at a node or at a ``(start, end)`` character range."""
+        start, end = where if isinstance(where, tuple) else self.file.node_range(where)
+        line, column = self.file.position(start)
+        end_line, end_column = self.file.position(end)
+        self.findings.append(Finding(self.CODE, message, line, column, end_line, end_column, fix))
+
+    def replace(self, where: ast.AST | tuple[int, int], replacement: str, safe: bool = True) -> Fix:
+        """A fix replacing a node's text (or a character range) with ``replacement``."""
+        start, end = where if isinstance(where, tuple) else self.file.node_range(where)
+        return Fix((Edit(start, end, replacement),), safe)
+
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+class FileContext:
+    """One file under check: its text and lazily built, cached views of it."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.parsed = False
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Character offset at which each line starts (index 0 is line 1)."""
+        return [0, *(match.end() for match in _NEWLINE.finditer(self.text))]
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The lines of the file, line endings kept."""
+        starts = self.line_starts
+        ends = [*starts[1:], len(self.text)]
+        return [self.text[start:end] for start, end in zip(starts, ends, strict=True)]
+
+    @cached_property
+    def ast_tree(self) -> ast.Module:
+        """The stdlib syntax tree (raises ``SyntaxError`` or ``RecursionError``)."""
+        self.parsed = True
+        return ast.parse(self.text, filename=str(self.path))
+
+    @cached_property
+    def cst_module(self) -> libcst.Module:
+        """The libcst concrete syntax tree, parsed on first use."""
+        import libcst
+
+        return libcst.parse_module(self.text)
+
+    @cached_property
+    def cst_wrapper(self) -> MetadataWrapper:
+        """A libcst metadata wrapper around ``cst_module`` (no copy)."""
+        from libcst.metadata import MetadataWrapper
+
+        return MetadataWrapper(self.cst_module, unsafe_skip_copy=True)
+
+    def offset(self, line: int, byte_column: int) -> int:
+        """Character offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
+        start = self.line_starts[line - 1]
+        line_text = self.lines[line - 1]
+        if line_text.isascii():
+            return start + byte_column
+        return start + len(line_text.encode()[:byte_column].decode(errors="replace"))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and character column of a character offset."""
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index] + 1
+
+    def node_range(self, node: ast.AST) -> tuple[int, int]:
+        """Start and end character offsets of an ``ast`` node with a position."""
+        return (
+            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+        )
