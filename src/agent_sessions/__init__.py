@@ -17,10 +17,13 @@ from .protocol import (
     SessionsPage,
     SessionStore,
 )
+from .sqlite import SQLiteSession, SQLiteStore
 
 __all__ = [
     "InvalidItemError",
     "Item",
+    "SQLiteSession",
+    "SQLiteStore",
     "Session",
     "SessionABC",
     "SessionClosedError",
