@@ -30,7 +30,7 @@ import copy
 import inspect
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -126,8 +126,8 @@ class RunResultStreaming:
         self._run = run
         self._started = False
 
-    async def stream_events(self) -> AsyncIterator[StreamEvent]:
-        """The run's events, in order. May be iterated once."""
+    async def stream_events(self) -> AsyncGenerator[StreamEvent, None]:
+        """The run's events, in order. May be iterated once; ``aclose()`` stops the run."""
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once per run")
         self._started = True
