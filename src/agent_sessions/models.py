@@ -103,8 +103,9 @@ class OfflineModel:
 
     It plays ``script`` first, one entry per call: a ``str`` is an assistant reply, a list
     is the output items as given (tool calls, handoffs, messages), an exception is raised.
-    After the script it answers from the conversation: it repeats the latest user message
-    and lists what the user said before it, or reports the latest tool output. Every
+    After the script it answers from the conversation: it reports the output of its own
+    tool when that came last, else repeats the latest user message and lists what the
+    user said before it. Every
     request it receives is kept in :attr:`requests`.
     """
 
@@ -127,7 +128,7 @@ class OfflineModel:
 
     def _next_output(self, request: ModelRequest) -> list[Item]:
         if not self._script:
-            return [assistant_message(recall_reply(request.input))]
+            return [assistant_message(recall_reply(request))]
         entry = self._script.popleft()
         if isinstance(entry, BaseException):
             raise entry
@@ -136,10 +137,20 @@ class OfflineModel:
         return [dict(item) for item in entry]
 
 
-def recall_reply(conversation: list[Item]) -> str:
-    """The offline model's answer to ``conversation``: shows what it remembers."""
+def recall_reply(request: ModelRequest) -> str:
+    """The offline model's answer to ``request``: the output of its own tool if that was
+    the last thing in the conversation, else a recap of what the user said."""
+    conversation = request.input
     if conversation and is_function_call_output(conversation[-1]):
-        return f"The tool answered: {conversation[-1].get('output')}"
+        call_id = conversation[-1].get("call_id")
+        own_tools = {tool.name for tool in request.tools}
+        if any(
+            is_function_call(item)
+            and item.get("call_id") == call_id
+            and item.get("name") in own_tools
+            for item in conversation
+        ):
+            return f"The tool answered: {conversation[-1].get('output')}"
     said = [message_text(item) for item in conversation if message_role(item) == "user"]
     if not said:
         return "Hello! Tell me something and I will remember it."
