@@ -13,6 +13,7 @@ describes; converting to and from a provider's wire format is the model's job.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Model",
+    "ModelBehaviorError",
     "ModelRequest",
     "ModelResponse",
     "ModelStreamEvent",
@@ -42,6 +44,10 @@ __all__ = [
     "TextDelta",
     "ToolSpec",
 ]
+
+
+class ModelBehaviorError(RuntimeError):
+    """A model returned something that cannot be used (no response, an unknown item)."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,8 @@ class OfflineModel:
         output = self._next_output(request)
         for item in output:
             if message_role(item) == "assistant":
-                for word in message_text(item).split(" "):
-                    yield TextDelta(word + " ")
+                for word in re.findall(r"\s*\S+\s*|\s+", message_text(item)):
+                    yield TextDelta(word)
         yield ModelResponse(output)
 
     def _next_output(self, request: ModelRequest) -> list[Item]:
@@ -183,6 +189,8 @@ class OpenAIChatCompletionsModel:
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         completion = await self._client.chat.completions.create(**self._arguments(request))
+        if not completion.choices:
+            raise ModelBehaviorError(f"{self.model} returned a completion without choices")
         message = completion.choices[0].message
         output: list[Item] = []
         if message.content:

@@ -50,7 +50,7 @@ from .items import (
     message_role,
     message_text,
 )
-from .models import ModelRequest, ModelResponse, TextDelta
+from .models import ModelBehaviorError, ModelRequest, ModelResponse, TextDelta
 from .protocol import Item, Session, SessionSettings
 from .tools import ToolArgumentsError
 
@@ -75,10 +75,6 @@ SessionInputCallback: TypeAlias = Callable[
 
 class MaxTurnsExceeded(RuntimeError):
     """The run needed more model calls than ``max_turns`` allows."""
-
-
-class ModelBehaviorError(RuntimeError):
-    """The model returned something the runner cannot use."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +188,16 @@ class Runner:
         max_turns: int = DEFAULT_MAX_TURNS,
         run_config: RunConfig | None = None,
     ) -> RunResult:
-        """:meth:`run` for code without an event loop (it starts one)."""
+        """:meth:`run` for code without an event loop (it starts one). Inside a running
+        loop it raises ``RuntimeError``: await :meth:`run` there."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # no loop running: the one case run_sync is for
+        else:
+            raise RuntimeError(
+                "Runner.run_sync() cannot run inside an event loop; await Runner.run()"
+            )
         return asyncio.run(
             cls.run(
                 starting_agent,

@@ -65,7 +65,8 @@ async def test_stream_sends_text_deltas_before_the_message(open_session: OpenSes
     events = await collect(agent, "hi", open_session())
 
     deltas = [e.delta for e in events if isinstance(e, TextDeltaEvent)]
-    assert "".join(deltas).strip() == "Hello there friend"
+    assert len(deltas) == 3
+    assert "".join(deltas) == "Hello there friend"
     assert isinstance(events[-1], RunItemStreamEvent)
     assert events[-1].item == assistant_message("Hello there friend")
 
@@ -183,6 +184,11 @@ async def test_agent_with_two_tools_of_one_name_fails_before_saving(
 def test_agent_needs_a_name() -> None:
     with pytest.raises(ValueError, match="name"):
         Agent("  ", "", OfflineModel())
+
+
+async def test_run_sync_inside_an_event_loop_is_a_clear_error() -> None:
+    with pytest.raises(RuntimeError, match=r"await Runner\.run\(\)"):
+        Runner.run_sync(Agent("a", "", OfflineModel(["hi"])), "hello")
 
 
 def test_run_sync_remembers_across_calls(open_session: OpenSession) -> None:
