@@ -172,7 +172,9 @@ class Runner:
 
         With a ``session`` the run sees its history and saves its new items there.
         """
-        run = _Run(starting_agent, input, session, max_turns, run_config, streaming=False)
+        run = _Run(
+            starting_agent, input, session, max_turns, run_config or RunConfig(), streaming=False
+        )
         async for _ in run.events():
             pass
         assert run.result is not None  # events() ends only with a result or an exception
@@ -219,7 +221,9 @@ class Runner:
         run_config: RunConfig | None = None,
     ) -> RunResultStreaming:
         """:meth:`run` with events: iterate ``stream_events()`` on the returned object."""
-        run = _Run(starting_agent, input, session, max_turns, run_config, streaming=True)
+        run = _Run(
+            starting_agent, input, session, max_turns, run_config or RunConfig(), streaming=True
+        )
         return RunResultStreaming(run)
 
 
@@ -231,7 +235,7 @@ class _Run:
     raw_input: str | list[Item]
     session: Session | None
     max_turns: int
-    config: RunConfig | None
+    config: RunConfig
     streaming: bool
     result: RunResult | None = None
     generated: list[Item] = field(default_factory=list)
@@ -241,7 +245,6 @@ class _Run:
             raise TypeError(f"max_turns must be an int >= 1, got {type(self.max_turns).__name__}")
         if self.max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
-        self.config = self.config or RunConfig()
 
     async def events(self) -> AsyncIterator[StreamEvent]:
         new_input = input_to_items(self.raw_input)
@@ -294,7 +297,7 @@ class _Run:
         already_saved = _is_unanswered_tail(history, new_input)
         if already_saved:
             history = history[: len(history) - len(new_input)]
-        callback = self.config.session_input_callback if self.config else None
+        callback = self.config.session_input_callback
         if callback is None:
             model_input, to_save = [*history, *new_input], new_input
         else:
@@ -338,9 +341,9 @@ class _Run:
         raise ModelBehaviorError(f"the model returned an item the runner cannot handle: {item!r}")
 
 
-async def _read_history(session: Session, config: RunConfig | None) -> list[Item]:
+async def _read_history(session: Session, config: RunConfig) -> list[Item]:
     own = session.session_settings or SessionSettings()
-    settings = own.resolve(config.session_settings if config else None)
+    settings = own.resolve(config.session_settings)
     if settings.limit is None:
         return await session.get_items()
     return await session.get_items(limit=settings.limit)
