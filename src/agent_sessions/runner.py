@@ -403,11 +403,14 @@ def _without_orphan_tool_items(items: list[Item]) -> list[Item]:
     (a limit may cut a pair in two); model APIs refuse either."""
     call_ids = {item.get("call_id") for item in items if is_function_call(item)}
     output_ids = {item.get("call_id") for item in items if is_function_call_output(item)}
+    if call_ids == output_ids:
+        return items  # the common case: every pair complete
+    paired = call_ids & output_ids
     return [
         item
         for item in items
-        if not (is_function_call(item) and item.get("call_id") not in output_ids)
-        and not (is_function_call_output(item) and item.get("call_id") not in call_ids)
+        if not (is_function_call(item) or is_function_call_output(item))
+        or item.get("call_id") in paired
     ]
 
 

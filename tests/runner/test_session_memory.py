@@ -188,6 +188,17 @@ async def test_tool_output_cut_off_from_its_call_is_not_sent(open_session: OpenS
     assert seen_texts(agent) == ["Sunny.", "Thanks"]
 
 
+async def test_tool_call_without_its_output_is_not_sent(open_session: OpenSession) -> None:
+    session = open_session()
+    call = function_call("weather", '{"city": "Oslo"}', "call_1")
+    await session.add_items([user_message("Weather?"), call])  # the output was popped
+    agent = offline_agent("ok")
+    await Runner.run(agent, "Hello?", session=session)
+
+    assert seen_texts(agent) == ["Weather?", "Hello?"]
+    assert (await session.get_items())[1] == call  # not sent, yet never deleted
+
+
 async def test_callback_may_reshape_the_model_input(open_session: OpenSession) -> None:
     session = open_session()
     await session.add_items([user_message("old 1"), user_message("old 2")])
