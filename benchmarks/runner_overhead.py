@@ -5,7 +5,7 @@ session's own cost per run: read the history, save the input, call the model, sa
 answer. Each session starts with ``--history`` items; the table shows microseconds per
 run (median of ``--repeats`` rounds of ``--runs`` runs).
 
-    .venv/bin/python benchmarks/runner_overhead.py [--runs 200] [--repeats 3] [--history 1000]
+    .venv/bin/python benchmarks/runner_overhead.py [--runs 100] [--repeats 3] [--history 1000]
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ async def measure(run_once: RunOnce, runs: int, repeats: int) -> float:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--history", type=int, default=1000)
     args = parser.parse_args()

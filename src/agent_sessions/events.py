@@ -23,7 +23,7 @@ __all__ = [
     "TextDeltaEvent",
 ]
 
-RunItemEventName: TypeAlias = Literal[
+RunItemEventName = Literal[
     "message_output_created",
     "tool_called",
     "tool_output",

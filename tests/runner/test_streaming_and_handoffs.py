@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import get_args
 
 import pytest
 
 from agent_sessions.agent import Agent
 from agent_sessions.events import (
     AgentUpdatedStreamEvent,
+    RunItemEventName,
     RunItemStreamEvent,
     StreamEvent,
     TextDeltaEvent,
@@ -46,6 +48,17 @@ def item_events(events: list[StreamEvent]) -> list[tuple[str, str]]:
 
 def billing_handoff(billing: Agent) -> Item:
     return function_call(billing.handoff_tool_name, "{}", "handoff_1")
+
+
+def test_item_event_names_are_one_declared_literal() -> None:
+    assert get_args(RunItemEventName) == (
+        "message_output_created",
+        "tool_called",
+        "tool_output",
+        "handoff_requested",
+        "handoff_occurred",
+    )
+    assert "handoff_occured" not in get_args(RunItemEventName)  # noqa: LR001 (the SDK's old name)
 
 
 async def test_stream_names_a_tool_turn_then_the_message(open_session: OpenSession) -> None:
