@@ -30,7 +30,10 @@ COMMANDS = "/history, /undo, /clear, /quit"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the chat on stdin and stdout until end of input or ``/quit``; returns 0."""
+    """Run the chat on stdin and stdout until end of input or ``/quit``.
+
+    Returns 0, or 2 when the model cannot be set up (the reason goes to stderr).
+    """
     parser = argparse.ArgumentParser(
         prog="python -m agent_sessions.chat",
         description="A terminal chat whose memory survives restarts (a SQLite file).",
@@ -43,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         "without it, the offline model",
     )
     args = parser.parse_args(argv)
-    model: Model = OpenAIChatCompletionsModel(args.model) if args.model else OfflineModel()
+    try:
+        model: Model = OpenAIChatCompletionsModel(args.model) if args.model else OfflineModel()
+    except Exception as exc:  # e.g. no API key, or the openai extra missing
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     agent = Agent("assistant", INSTRUCTIONS, model)
     try:
         return asyncio.run(_chat(agent, args.db, args.session, sys.stdin, sys.stdout))
@@ -90,9 +97,12 @@ async def _command(command: str, session: Session, stdout: TextIO) -> None:
             print(_describe(item), file=stdout)
     elif command == "/undo":
         # an exchange ends with the assistant's answer and starts with the user's message
-        while (popped := await session.pop_item()) is not None and message_role(popped) != "user":
-            pass
-        print("forgot the last exchange", file=stdout)
+        forgotten = 0
+        while (popped := await session.pop_item()) is not None:
+            forgotten += 1
+            if message_role(popped) == "user":
+                break
+        print(f"forgot the last exchange ({forgotten} items)", file=stdout)
     elif command == "/clear":
         await session.clear_session()
         print("history cleared", file=stdout)

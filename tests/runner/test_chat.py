@@ -62,6 +62,25 @@ def test_undo_forgets_the_last_exchange(tmp_path: Path, monkeypatch: pytest.Monk
     )
 
 
+def test_undo_on_an_empty_session_forgets_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["--db", str(tmp_path / "c.db")]
+
+    assert chat_in_process(monkeypatch, argv, "/undo\n") == "forgot the last exchange (0 items)\n"
+
+
+def test_model_without_an_api_key_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n"))
+
+    assert main(["--db", str(tmp_path / "c.db"), "--model", "m"]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+    assert not (tmp_path / "c.db").exists()
+
+
 def test_history_and_clear_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     argv = ["--db", str(tmp_path / "c.db"), "--session", "s"]
     output = chat_in_process(monkeypatch, argv, "hello\n/history\n/clear\n/history\n/quit\nlost\n")
