@@ -119,6 +119,19 @@ async def test_unknown_tool_gives_the_model_an_error_output(
     )
 
 
+async def test_failing_get_items_propagates_before_the_model_is_called(
+    open_session: OpenSession, run_mode: RunMode
+) -> None:
+    session = open_session()
+    await session.close()
+    agent = scripted("never asked")
+    with pytest.raises(SessionClosedError, match="closed"):
+        await run_mode(agent, "hello", session)
+
+    assert isinstance(agent.model, OfflineModel)
+    assert agent.model.requests == []
+
+
 async def test_failing_add_items_of_the_input_propagates(
     open_session: OpenSession, run_mode: RunMode
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -89,6 +90,24 @@ async def test_two_sessions_stay_apart(open_session: OpenSession) -> None:
     assert len(bob_items) == 2
     assert bob_items[0] == user_message("I like sushi")
     assert len(await alice.get_items()) == 4
+
+
+async def test_concurrent_runs_on_many_sessions_keep_their_own_turns(
+    open_session: OpenSession,
+) -> None:
+    sessions = [open_session(f"user_{i}") for i in range(20)]
+    await asyncio.gather(
+        *(
+            Runner.run(offline_agent(f"answer {i}"), f"question {i}", session=session)
+            for i, session in enumerate(sessions)
+        )
+    )
+
+    for i, session in enumerate(sessions):
+        assert await session.get_items() == [
+            user_message(f"question {i}"),
+            assistant_message(f"answer {i}"),
+        ]
 
 
 async def test_two_agents_share_one_session(open_session: OpenSession) -> None:
