@@ -12,7 +12,9 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
   the operation retried in a worker thread that waits up to ``busy_timeout`` seconds, so the
   event loop is never blocked on someone else's lock.
 - Every write is one transaction; a failed, cancelled or interrupted write is rolled back and
-  never leaves a connection inside a transaction.
+  never leaves a connection inside a transaction. When a call is cancelled, its outcome is
+  settled before ``CancelledError`` reaches the caller: a write cancelled while waiting for
+  a lock gives up (within 50 ms) and never commits later.
 - Durability: WAL with ``synchronous=NORMAL`` survives an application crash but may lose the
   last commits on power loss; ``durable=True`` selects ``synchronous=FULL``.
 - Corrupt rows (not a JSON object, written by something else) are skipped with a warning on
@@ -26,20 +28,21 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
-from typing import Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from typing_extensions import Self
 
-from ._json import decode_item, encode_items
+from ._json import decode_item, decode_items, encode_items
 from .protocol import (
     Item,
     SessionABC,
@@ -71,6 +74,7 @@ _T = TypeVar("_T")
 _TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _MAX_WAITING_THREADS = 4
+_WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 
 
@@ -106,7 +110,7 @@ class SQLiteStore:
         self._connections: _Connections = (
             _MemoryConnection(self._configure)
             if self.db_path == MEMORY
-            else _FileConnections(self.db_path, self._configure, self.busy_timeout)
+            else _FileConnections(self.db_path, self._configure)
         )
         self._schema_ready = False
         self._closed = False
@@ -174,10 +178,24 @@ class SQLiteStore:
             return self._connections.run_now(operation)
         except _DatabaseBusy:
             pass
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._waiting_executor(), self._connections.run_waiting, operation
+        abandoned = threading.Event()
+        job = self._waiting_executor().submit(
+            self._connections.run_waiting,
+            operation,
+            time.monotonic() + self.busy_timeout,
+            abandoned,
         )
+        try:
+            return await asyncio.shield(asyncio.wrap_future(job))
+        except asyncio.CancelledError:
+            # Settle the outcome before the caller hears of the cancellation, so that a
+            # cancelled write never commits later behind its back: a job not started yet
+            # never runs; a running one gives up at its next retry (within _WAIT_STEP) or,
+            # if it already holds the lock, finishes its short transaction.
+            abandoned.set()
+            if not job.cancel():
+                await _settled(job)
+            raise
 
     def _check_open(self) -> None:
         if self._closed:
@@ -206,11 +224,11 @@ class SQLiteStore:
         return operation(connection)
 
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
+        # The version check comes first: a refused database must not even change journal mode.
+        version = self._read_schema_version(connection)
         if self.db_path != MEMORY:
             connection.execute("PRAGMA journal_mode = WAL")
-        if self._read_schema_version(connection) == SCHEMA_VERSION and self._tables_exist(
-            connection
-        ):
+        if version == SCHEMA_VERSION and self._tables_exist(connection):
             return
         with _transaction(connection):
             version = self._read_schema_version(connection)
@@ -236,10 +254,16 @@ class SQLiteStore:
     # -- operations (run on a connection, inside _run) -----------------------------------
 
     def _add(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
-        now = time.time()
-        with _transaction(connection):
-            connection.execute(self._sql.touch_session, (session_id, now, now))
+        # _transaction spelled out: this is the hot path, and a context manager costs more
+        # than the Python work around a one-row insert.
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute(self._sql.add_session, (session_id, time.time()))
             connection.executemany(self._sql.insert_item, [(session_id, item) for item in encoded])
+            connection.execute("COMMIT")
+        except BaseException:
+            _roll_back(connection)
+            raise
 
     def _select(
         self, session_id: str, limit: int | None, connection: sqlite3.Connection
@@ -341,12 +365,7 @@ class SQLiteSession(SessionABC):
             self.store._check_open()
             return []
         rows = await self.store._run(partial(self.store._select, self.session_id, limit))
-        items: list[Item] = []
-        for row_id, raw in rows:
-            item = decode_item(raw, where=self.store._where(self.session_id, row_id))
-            if item is not None:
-                items.append(item)
-        return items
+        return decode_items(rows, where=partial(self.store._where, self.session_id))
 
     async def add_items(self, items: list[Item]) -> None:
         """Store ``items`` as one transaction after validating all of them."""
@@ -388,13 +407,35 @@ class _DatabaseBusy(Exception):
     """The inline attempt found the database locked; retry where waiting is allowed."""
 
 
+class _Abandoned(Exception):
+    """The caller was cancelled while its operation waited for a lock; it never ran."""
+
+
+async def _settled(job: Future[Any]) -> None:
+    """Wait until ``job`` is done, even through repeated cancellation (it is short)."""
+    waiter = asyncio.wrap_future(job)
+    while not waiter.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({waiter})
+    if not waiter.cancelled():
+        waiter.exception()  # retrieved: the caller is told of its cancellation instead
+
+
 class _Connections:
     """How a store gets a connection: now (never waiting) or in a worker (waiting)."""
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         raise NotImplementedError
 
-    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+    def run_waiting(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> _T:
+        """Run ``operation``, retrying while the database is busy until ``time.monotonic()``
+        reaches ``until`` (then raise the busy error) or ``abandoned`` is set (then raise
+        ``_Abandoned``); checked every ``_WAIT_STEP`` seconds."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -417,9 +458,24 @@ class _MemoryConnection(_Connections):
         finally:
             self._lock.release()
 
-    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
+    def run_waiting(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> _T:
+        while not self._lock.acquire(timeout=_WAIT_STEP):
+            if abandoned.is_set():
+                raise _Abandoned
+            if time.monotonic() >= until:
+                raise sqlite3.OperationalError(
+                    "in-memory SQLite database is locked by another thread: gave up after "
+                    "waiting busy_timeout seconds"
+                )
+        try:
             return operation(self._connection)
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         with self._lock:
@@ -428,17 +484,14 @@ class _MemoryConnection(_Connections):
 
 class _FileConnections(_Connections):
     """Connections per thread: event-loop threads get one that never waits for a lock,
-    worker threads one that waits up to the busy timeout."""
+    worker threads one that waits in short steps (to notice cancellation)."""
 
-    def __init__(
-        self, path: str, configure: Callable[[sqlite3.Connection], None], busy_timeout: float
-    ) -> None:
+    def __init__(self, path: str, configure: Callable[[sqlite3.Connection], None]) -> None:
         self._path = path
         self._configure = configure
-        self._busy_timeout = busy_timeout
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._opened: list[sqlite3.Connection] = []
+        self._opened: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._closed = False
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -450,17 +503,34 @@ class _FileConnections(_Connections):
                 raise _DatabaseBusy from exc
             raise
 
-    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        connection = getattr(self._local, "waiting", None) or self._open(
-            "waiting", self._busy_timeout
-        )
-        return operation(connection)
+    def run_waiting(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> _T:
+        while True:
+            if abandoned.is_set():
+                raise _Abandoned
+            try:
+                connection = getattr(self._local, "waiting", None) or self._open(
+                    "waiting", _WAIT_STEP
+                )
+                return operation(connection)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                if time.monotonic() >= until:
+                    raise sqlite3.OperationalError(
+                        f"SQLite database {self._path} is locked by another connection: "
+                        "gave up after waiting busy_timeout seconds"
+                    ) from exc
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             opened, self._opened = self._opened, []
-        for connection in opened:
+        for _, connection in opened:
             connection.close()
 
     def _open(self, role: str, busy_timeout: float) -> sqlite3.Connection:
@@ -481,7 +551,16 @@ class _FileConnections(_Connections):
             if self._closed:
                 connection.close()
                 raise SessionClosedError(f"SQLiteStore({self._path!r}) is closed")
-            self._opened.append(connection)
+            # Threads come and go (asyncio.run per thread, worker pools): close what the
+            # finished ones left behind, so connections do not pile up.
+            still_used = []
+            for thread, opened in self._opened:
+                if thread.is_alive():
+                    still_used.append((thread, opened))
+                else:
+                    opened.close()
+            still_used.append((threading.current_thread(), connection))
+            self._opened = still_used
         setattr(self._local, role, connection)
         return connection
 
@@ -495,9 +574,13 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
         yield
         connection.execute("COMMIT")
     except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
+        _roll_back(connection)
         raise
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -561,11 +644,13 @@ class _Statements:
         self.create_schema = (
             f"""CREATE TABLE IF NOT EXISTS {sessions} (
                 session_id TEXT PRIMARY KEY NOT NULL,
-                created_at REAL NOT NULL,
-                updated_at REAL NOT NULL
+                created_at REAL NOT NULL
             )""",
+            # A new rowid is always above every existing one in the table, which is all
+            # the order needs; AUTOINCREMENT would add a write per insert to never reuse the
+            # id of a popped newest item.
             f"""CREATE TABLE IF NOT EXISTS {items} (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                id INTEGER PRIMARY KEY,
                 session_id TEXT NOT NULL
                     REFERENCES {sessions} (session_id) ON DELETE CASCADE,
                 item TEXT NOT NULL
@@ -576,11 +661,10 @@ class _Statements:
             f"SELECT count(*) FROM sqlite_master WHERE name IN ('{sessions}', '{items}', '{index}')"
         )
         self.schema_object_count = 3
-        # created_at keeps its first value; updated_at tells an admin when a session was
-        # last written. Neither orders anything: items are ordered by id.
-        self.touch_session = (
-            f"INSERT INTO {sessions} (session_id, created_at, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at"
+        # Leaves an existing row untouched: no page written when the session exists.
+        # created_at is for admins; nothing is ordered by time.
+        self.add_session = (
+            f"INSERT OR IGNORE INTO {sessions} (session_id, created_at) VALUES (?, ?)"
         )
         self.insert_item = f"INSERT INTO {items} (session_id, item) VALUES (?, ?)"
         self.select_all = f"SELECT id, item FROM {items} WHERE session_id = ? ORDER BY id"

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent_sessions import SessionClosedError, SQLiteSession, SQLiteStore
+from agent_sessions import Session, SessionClosedError, SessionStore, SQLiteSession, SQLiteStore
 from agent_sessions import sqlite as sqlite_module
 from agent_sessions.sqlite import SCHEMA_VERSION, UnsupportedSchemaError
 
@@ -140,6 +141,46 @@ async def test_the_event_loop_keeps_running_while_another_process_holds_the_lock
         assert await session.get_items() == [{"n": 0}, {"n": 1}]
 
 
+@pytest.mark.slow
+async def test_a_write_cancelled_while_waiting_for_the_lock_never_commits(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "locked.db")
+    async with SQLiteSession("waiting", path) as session:
+        await session.add_items([{"n": 0}])
+        locked, released = spawn.Event(), spawn.Event()
+        holder = spawn.Process(target=hold_write_lock, args=(path, locked, released, 1.0))
+        holder.start()
+        assert await asyncio.to_thread(locked.wait, 60)
+        write = asyncio.create_task(session.add_items([{"n": 1}]))
+        await asyncio.sleep(0.2)  # the write is waiting for the lock in a worker thread
+        write.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+        assert not released.is_set(), "the cancellation waited for the lock holder"
+        await asyncio.to_thread(holder.join)
+        assert await session.get_items() == [{"n": 0}]
+
+
+@pytest.mark.slow
+async def test_a_write_waiting_longer_than_the_busy_timeout_fails_as_locked(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "locked.db")
+    async with SQLiteStore(path, busy_timeout=0.2) as store:
+        session = store.session("waiting")
+        await session.add_items([{"n": 0}])
+        locked, released = spawn.Event(), spawn.Event()
+        holder = spawn.Process(target=hold_write_lock, args=(path, locked, released, 1.0))
+        holder.start()
+        assert await asyncio.to_thread(locked.wait, 60)
+        with pytest.raises(sqlite3.OperationalError, match=r"locked\.db is locked"):
+            await session.add_items([{"n": 1}])
+        await asyncio.to_thread(holder.join)
+        await session.add_items([{"n": 2}])
+        assert await session.get_items() == [{"n": 0}, {"n": 2}]
+
+
 async def test_reads_do_not_wait_for_another_process_holding_the_write_lock(
     tmp_path: Path,
 ) -> None:
@@ -170,6 +211,7 @@ async def test_a_database_from_a_newer_schema_version_is_refused_and_left_untouc
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
         assert connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 async def test_a_new_database_gets_the_current_schema_version(tmp_path: Path) -> None:
@@ -315,6 +357,21 @@ async def test_the_shared_store_closes_with_its_last_session(tmp_path: Path) -> 
     assert second.store.closed
 
 
+def test_connections_of_finished_threads_are_closed(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "x.db")
+
+    def write_in_a_new_thread(n: int) -> None:
+        asyncio.run(store.session("s").add_items([{"n": n}]))
+
+    for n in range(5):
+        thread = threading.Thread(target=write_in_a_new_thread, args=(n,))
+        thread.start()
+        thread.join()
+    opened = store._connections._opened  # type: ignore[attr-defined]
+    assert len(opened) == 1, "only the last finished thread's connection is left"
+    asyncio.run(store.close())
+
+
 async def test_memory_sessions_do_not_share_without_a_store() -> None:
     async with SQLiteSession("same") as first, SQLiteSession("same") as second:
         await first.add_items([{"n": 1}])
@@ -355,6 +412,12 @@ def test_an_empty_db_path_is_refused() -> None:
 def test_an_invalid_busy_timeout_is_refused(timeout: Any) -> None:
     with pytest.raises((TypeError, ValueError), match="busy_timeout"):
         SQLiteStore(busy_timeout=timeout)
+
+
+def test_sqlite_store_is_a_session_store() -> None:
+    store: SessionStore = SQLiteStore()  # and mypy agrees
+    assert isinstance(store, SessionStore)
+    assert isinstance(store.session("s"), Session)
 
 
 # -- listing sessions ----------------------------------------------------------------------
