@@ -58,9 +58,11 @@ def test_schema_lists_each_parameter_with_its_json_type() -> None:
     }
 
 
-def test_description_is_the_docstring_before_its_sections() -> None:
-    assert forecast.name == "forecast"
-    assert forecast.description == "Forecast the weather. Looks a few days ahead."
+def test_tool_is_named_after_the_function_and_described_by_its_docstring() -> None:
+    assert (forecast.name, forecast.description) == (
+        "forecast",
+        "Forecast the weather. Looks a few days ahead.",  # the text before any section
+    )
 
 
 def test_sphinx_param_fields_describe_parameters() -> None:
