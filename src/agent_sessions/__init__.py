@@ -6,6 +6,8 @@ in earlier runs. Every backend implements the small async :class:`Session` proto
 
 from __future__ import annotations
 
+from .agent import Agent
+from .models import Model, OfflineModel, OpenAIChatCompletionsModel
 from .protocol import (
     InvalidItemError,
     Item,
@@ -17,11 +19,22 @@ from .protocol import (
     SessionsPage,
     SessionStore,
 )
+from .runner import RunConfig, Runner, RunResult, RunResultStreaming
 from .sqlite import SQLiteSession, SQLiteStore
+from .tools import FunctionTool, function_tool
 
 __all__ = [
+    "Agent",
+    "FunctionTool",
     "InvalidItemError",
     "Item",
+    "Model",
+    "OfflineModel",
+    "OpenAIChatCompletionsModel",
+    "RunConfig",
+    "RunResult",
+    "RunResultStreaming",
+    "Runner",
     "SQLiteSession",
     "SQLiteStore",
     "Session",
@@ -31,6 +44,7 @@ __all__ = [
     "SessionSettings",
     "SessionStore",
     "SessionsPage",
+    "function_tool",
 ]
 
 __version__ = "0.1.0"

@@ -1,0 +1,11 @@
+"""The terminal chat with session memory: ``python examples/chat.py --session user_123``.
+
+The same as ``python -m agent_sessions.chat``; see ``agent_sessions/chat.py``.
+"""
+
+import sys
+
+from agent_sessions.chat import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,278 @@
+"""Models an agent runs on: the :class:`Model` protocol and two implementations.
+
+- :class:`OfflineModel`: deterministic and offline, for examples, the terminal chat and
+  tests. It plays a script of responses, then answers from the conversation it is given,
+  so what a session remembers is visible.
+- :class:`OpenAIChatCompletionsModel`: any OpenAI-compatible Chat Completions endpoint,
+  through the ``openai`` package (``pip install "agent-sessions[openai]"``).
+
+A model receives items and returns items in the shapes :mod:`agent_sessions.items`
+describes; converting to and from a provider's wire format is the model's job.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from .items import (
+    assistant_message,
+    function_call,
+    is_function_call,
+    is_function_call_output,
+    message_role,
+    message_text,
+)
+from .protocol import Item
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = [
+    "Model",
+    "ModelBehaviorError",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelStreamEvent",
+    "OfflineModel",
+    "OpenAIChatCompletionsModel",
+    "ScriptedResponse",
+    "TextDelta",
+    "ToolSpec",
+]
+
+
+class ModelBehaviorError(RuntimeError):
+    """A model returned something that cannot be used (no response, an unknown item)."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it: a name, what it does, and its JSON schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model call: the agent's instructions, the conversation so far, its tools."""
+
+    instructions: str
+    input: list[Item]
+    tools: list[ToolSpec] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """The model's output items: assistant messages and tool calls, in order."""
+
+    output: list[Item]
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of assistant text while a response streams."""
+
+    text: str
+
+
+ModelStreamEvent: TypeAlias = TextDelta | ModelResponse
+"""What :meth:`Model.stream` yields: text deltas, then exactly one final response."""
+
+
+class Model(Protocol):
+    """What the runner needs from a model."""
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        """The whole response to ``request``."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """The response to ``request`` as it is produced; the last event is the
+        :class:`ModelResponse`."""
+        ...
+
+
+ScriptedResponse: TypeAlias = str | list[Item] | BaseException
+"""One scripted turn of :class:`OfflineModel`: a reply text, the output items, or an
+exception to raise."""
+
+
+class OfflineModel:
+    """A deterministic model that needs no network.
+
+    It plays ``script`` first, one entry per call: a ``str`` is an assistant reply, a list
+    is the output items as given (tool calls, handoffs, messages), an exception is raised.
+    After the script it answers from the conversation: it reports the output of its own
+    tool when that came last, else repeats the latest user message and lists what the
+    user said before it. Every
+    request it receives is kept in :attr:`requests`.
+    """
+
+    def __init__(self, script: Iterable[ScriptedResponse] = ()) -> None:
+        self._script: deque[ScriptedResponse] = deque(script)
+        self.requests: list[ModelRequest] = []
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        return ModelResponse(self._next_output(request))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        self.requests.append(request)
+        output = self._next_output(request)
+        for item in output:
+            if message_role(item) == "assistant":
+                for word in re.findall(r"\s*\S+\s*|\s+", message_text(item)):
+                    yield TextDelta(word)
+        yield ModelResponse(output)
+
+    def _next_output(self, request: ModelRequest) -> list[Item]:
+        if not self._script:
+            return [assistant_message(recall_reply(request))]
+        entry = self._script.popleft()
+        if isinstance(entry, BaseException):
+            raise entry
+        if isinstance(entry, str):
+            return [assistant_message(entry)]
+        return [dict(item) for item in entry]
+
+
+def recall_reply(request: ModelRequest) -> str:
+    """The offline model's answer to ``request``: the output of its own tool if that was
+    the last thing in the conversation, else a recap of what the user said."""
+    conversation = request.input
+    if conversation and is_function_call_output(conversation[-1]):
+        call_id = conversation[-1].get("call_id")
+        own_tools = {tool.name for tool in request.tools}
+        if any(
+            is_function_call(item)
+            and item.get("call_id") == call_id
+            and item.get("name") in own_tools
+            for item in conversation
+        ):
+            return f"The tool answered: {conversation[-1].get('output')}"
+    said = [message_text(item) for item in conversation if message_role(item) == "user"]
+    if not said:
+        return "Hello! Tell me something and I will remember it."
+    latest, earlier = said[-1], said[:-1]
+    if not earlier:
+        return f'You said: "{latest}". That is the first thing you told me.'
+    quoted = ", ".join(f'"{text}"' for text in earlier)
+    return f'You said: "{latest}". Before that you said: {quoted}.'
+
+
+class OpenAIChatCompletionsModel:
+    """A model behind an OpenAI-compatible Chat Completions endpoint.
+
+    ``base_url`` and ``api_key`` default to the ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``
+    environment variables (the ``openai`` package's own defaults). Items are converted to
+    chat messages (consecutive tool calls join one assistant message) and the reply back
+    to items. Items that Chat Completions cannot carry raise ``ValueError`` naming them.
+    """
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None):
+        try:
+            from openai import AsyncOpenAI
+        except ImportError as exc:  # the optional extra is not installed
+            hint = 'pip install "agent-sessions[openai]"'
+            raise ImportError(
+                f"OpenAIChatCompletionsModel needs the openai package: {hint}"
+            ) from exc
+        self.model = model
+        self._client: AsyncOpenAI = AsyncOpenAI(base_url=base_url, api_key=api_key)
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        completion = await self._client.chat.completions.create(**self._arguments(request))
+        if not completion.choices:
+            raise ModelBehaviorError(f"{self.model} returned a completion without choices")
+        message = completion.choices[0].message
+        output: list[Item] = []
+        if message.content:
+            output.append(assistant_message(message.content))
+        for call in message.tool_calls or []:
+            if call.type == "function":
+                output.append(function_call(call.function.name, call.function.arguments, call.id))
+        return ModelResponse(output)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        chunks = await self._client.chat.completions.create(**self._arguments(request), stream=True)
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        try:
+            async for chunk in chunks:
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                if delta.content:
+                    text.append(delta.content)
+                    yield TextDelta(delta.content)
+                for call_delta in delta.tool_calls or []:
+                    call = calls.setdefault(call_delta.index, {"id": "", "name": "", "args": ""})
+                    call["id"] = call_delta.id or call["id"]
+                    if call_delta.function is not None:
+                        call["name"] += call_delta.function.name or ""
+                        call["args"] += call_delta.function.arguments or ""
+        finally:
+            await chunks.close()
+        output: list[Item] = [assistant_message("".join(text))] if text else []
+        for _, call in sorted(calls.items()):
+            output.append(function_call(call["name"], call["args"], call["id"] or None))
+        yield ModelResponse(output)
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_chat_messages(request.instructions, request.input),
+        }
+        if request.tools:
+            arguments["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                }
+                for tool in request.tools
+            ]
+        return arguments
+
+
+def to_chat_messages(instructions: str, items: list[Item]) -> list[dict[str, Any]]:
+    """``items`` as Chat Completions messages, after a system message of ``instructions``."""
+    messages: list[dict[str, Any]] = []
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+    for index, item in enumerate(items):
+        if is_function_call(item):
+            tool_call = {
+                "id": item["call_id"],
+                "type": "function",
+                "function": {"name": item["name"], "arguments": item["arguments"]},
+            }
+            if messages and messages[-1]["role"] == "assistant":
+                messages[-1].setdefault("tool_calls", []).append(tool_call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [tool_call]})
+        elif is_function_call_output(item):
+            output = item["output"]
+            content = output if isinstance(output, str) else json.dumps(output)
+            messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": content})
+        else:
+            role = message_role(item)
+            if role not in ("user", "assistant", "system", "developer"):
+                kind = item.get("type", item.get("role"))
+                raise ValueError(
+                    f"item {index} ({kind!r}) cannot be sent to a Chat Completions model"
+                )
+            # "developer" is the newer name of "system"; compatible servers know only the latter
+            chat_role = "system" if role == "developer" else role
+            messages.append({"role": chat_role, "content": message_text(item)})
+    return messages

@@ -1,0 +1,419 @@
+"""The runner: runs an agent turn by turn and keeps the conversation in a session.
+
+With ``session=...`` an application no longer threads history between runs::
+
+    session = SQLiteSession("user_123", "conversations.db")
+    await Runner.run(agent, "What's the weather?", session=session)
+    await Runner.run(agent, "How about tomorrow?", session=session)  # remembers
+
+It knows sessions only through the :class:`~agent_sessions.protocol.Session` protocol
+and keeps the Agents SDK's session semantics (see SESSIONS.md):
+
+- the history is read once per run, honouring the resolved ``limit``
+  (``RunConfig.session_settings`` laid over the session's own settings);
+- the model's first input is the history followed by the new input (a string becomes a
+  user message, a list is appended), unless ``RunConfig.session_input_callback``
+  reshapes it;
+- only the new turn's items are saved: the new input before the first model call, each
+  tool turn (the model's calls with their outputs) after that turn, the final output at
+  the end; old history is never saved again, whatever the callback returns;
+- retrying a run whose model call failed before any answer (the same input, which the
+  failed run already saved) neither saves nor sends that input twice;
+- a tool call or output whose partner was cut off by the limit is not sent to the model;
+- a failing ``add_items`` or model call propagates out of ``run`` and out of a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from .agent import Agent
+from .events import (
+    AgentUpdatedStreamEvent,
+    RunItemEventName,
+    RunItemStreamEvent,
+    StreamEvent,
+    TextDeltaEvent,
+)
+from .items import (
+    function_call_output,
+    input_to_items,
+    is_function_call,
+    is_function_call_output,
+    message_role,
+    message_text,
+)
+from .models import ModelBehaviorError, ModelRequest, ModelResponse, TextDelta
+from .protocol import Item, Session, SessionSettings
+from .tools import ToolArgumentsError
+
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "MaxTurnsExceeded",
+    "ModelBehaviorError",
+    "RunConfig",
+    "RunResult",
+    "RunResultStreaming",
+    "Runner",
+    "SessionInputCallback",
+]
+
+DEFAULT_MAX_TURNS = 10
+
+SessionInputCallback: TypeAlias = Callable[
+    [list[Item], list[Item]], list[Item] | Awaitable[list[Item]]
+]
+"""``callback(history, new_input) -> model_input``, sync or async. It receives copies."""
+
+
+class MaxTurnsExceeded(RuntimeError):
+    """The run needed more model calls than ``max_turns`` allows."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Settings of one run.
+
+    ``session_settings`` overrides the session's own settings for this run (its
+    non-``None`` values win). ``session_input_callback`` builds the model's first input
+    from ``(history, new_input)`` and must return a list of items.
+    """
+
+    session_settings: SessionSettings | None = None
+    session_input_callback: SessionInputCallback | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The outcome of a finished run.
+
+    ``input`` is this run's new input as items (without history); ``new_items`` every
+    item the run produced; ``final_output`` the text of the last assistant message.
+    """
+
+    input: list[Item]
+    new_items: list[Item]
+    final_output: str
+    last_agent: Agent
+
+    def to_input_list(self) -> list[Item]:
+        """This run's input followed by its new items: the next run's input without a
+        session."""
+        return [*self.input, *self.new_items]
+
+
+class RunResultStreaming:
+    """A streamed run. The run happens while :meth:`stream_events` is iterated; once
+    the iteration ends, :attr:`final_output` and the other results are available.
+
+    Errors of the run (model, tool lookup, session) are raised from the iteration;
+    breaking out of it or cancelling the iterating task stops the run between two
+    session writes, so the session never holds half a turn.
+    """
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self._started = False
+
+    async def stream_events(self) -> AsyncGenerator[StreamEvent, None]:
+        """The run's events, in order. May be iterated once; ``aclose()`` stops the run."""
+        if self._started:
+            raise RuntimeError("stream_events() can be iterated only once per run")
+        self._started = True
+        async for event in self._run.events():
+            yield event
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the run has finished."""
+        return self._run.result is not None
+
+    @property
+    def final_output(self) -> str:
+        return self.result.final_output
+
+    @property
+    def new_items(self) -> list[Item]:
+        return self.result.new_items
+
+    @property
+    def last_agent(self) -> Agent:
+        return self.result.last_agent
+
+    @property
+    def result(self) -> RunResult:
+        """The finished run's result; ``RuntimeError`` before the stream has ended."""
+        if self._run.result is None:
+            raise RuntimeError("the run has not finished: iterate stream_events() to its end")
+        return self._run.result
+
+
+class Runner:
+    """Runs agents: :meth:`run`, :meth:`run_sync` and :meth:`run_streamed`."""
+
+    @classmethod
+    async def run(
+        cls,
+        starting_agent: Agent,
+        input: str | list[Item],
+        *,
+        session: Session | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        run_config: RunConfig | None = None,
+    ) -> RunResult:
+        """Run ``starting_agent`` on ``input`` until the model answers without a tool call.
+
+        With a ``session`` the run sees its history and saves its new items there.
+        """
+        run = _Run(
+            starting_agent, input, session, max_turns, run_config or RunConfig(), streaming=False
+        )
+        async for _ in run.events():
+            pass
+        assert run.result is not None  # events() ends only with a result or an exception
+        return run.result
+
+    @classmethod
+    def run_sync(
+        cls,
+        starting_agent: Agent,
+        input: str | list[Item],
+        *,
+        session: Session | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        run_config: RunConfig | None = None,
+    ) -> RunResult:
+        """:meth:`run` for code without an event loop (it starts one). Inside a running
+        loop it raises ``RuntimeError``: await :meth:`run` there."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # no loop running: the one case run_sync is for
+        else:
+            raise RuntimeError(
+                "Runner.run_sync() cannot run inside an event loop; await Runner.run()"
+            )
+        return asyncio.run(
+            cls.run(
+                starting_agent,
+                input,
+                session=session,
+                max_turns=max_turns,
+                run_config=run_config,
+            )
+        )
+
+    @classmethod
+    def run_streamed(
+        cls,
+        starting_agent: Agent,
+        input: str | list[Item],
+        *,
+        session: Session | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        run_config: RunConfig | None = None,
+    ) -> RunResultStreaming:
+        """:meth:`run` with events: iterate ``stream_events()`` on the returned object."""
+        run = _Run(
+            starting_agent, input, session, max_turns, run_config or RunConfig(), streaming=True
+        )
+        return RunResultStreaming(run)
+
+
+@dataclass
+class _Run:
+    """One run's state; :meth:`events` drives it."""
+
+    agent: Agent
+    raw_input: str | list[Item]
+    session: Session | None
+    max_turns: int
+    config: RunConfig
+    streaming: bool
+    result: RunResult | None = None
+    generated: list[Item] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int):
+            raise TypeError(f"max_turns must be an int >= 1, got {type(self.max_turns).__name__}")
+        if self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        new_input = input_to_items(self.raw_input)
+        self.agent.tool_specs()  # a misconfigured agent fails before anything is saved
+        model_input = await self._prepare_input(new_input)
+        yield AgentUpdatedStreamEvent(self.agent)
+        for _ in range(self.max_turns):
+            response: ModelResponse | None = None
+            request = ModelRequest(
+                self.agent.instructions, [*model_input, *self.generated], self.agent.tool_specs()
+            )
+            if self.streaming:
+                async for event in self.agent.model.stream(request):
+                    if isinstance(event, TextDelta):
+                        yield TextDeltaEvent(event.text, self.agent.name)
+                    else:
+                        response = event
+                if response is None:
+                    raise ModelBehaviorError("the model's stream ended without a response")
+            else:
+                response = await self.agent.model.respond(request)
+            turn_items = [dict(item) for item in response.output]
+            calls = [item for item in turn_items if is_function_call(item)]
+            for item in turn_items:
+                yield self._item_event(item)
+            next_agent: Agent | None = None
+            for call in calls:
+                output, target = await self._execute(call, handing_off=next_agent is not None)
+                next_agent = next_agent or target
+                turn_items.append(output)
+                event_name: RunItemEventName = "handoff_occurred" if target else "tool_output"
+                yield RunItemStreamEvent(event_name, output, self.agent.name)
+            await self._save(turn_items)
+            self.generated += turn_items
+            if not calls:
+                self.result = RunResult(
+                    new_input, self.generated, _final_text(turn_items), self.agent
+                )
+                return
+            if next_agent is not None:
+                self.agent = next_agent
+                yield AgentUpdatedStreamEvent(next_agent)
+        raise MaxTurnsExceeded(f"the run did not finish within max_turns={self.max_turns}")
+
+    async def _prepare_input(self, new_input: list[Item]) -> list[Item]:
+        """The model's first input; saves the new input to the session."""
+        if self.session is None:
+            return new_input
+        history = await _read_history(self.session, self.config)
+        already_saved = _is_unanswered_tail(history, new_input)
+        if already_saved:
+            history = history[: len(history) - len(new_input)]
+        callback = self.config.session_input_callback
+        if callback is None:
+            model_input, to_save = [*history, *new_input], new_input
+        else:
+            model_input, to_save = await _apply_callback(callback, history, new_input)
+        if not (already_saved and to_save == new_input):
+            await self._save(to_save)
+        return _without_orphan_tool_items(model_input)
+
+    async def _save(self, items: list[Item]) -> None:
+        if self.session is not None and items:
+            await self.session.add_items(items)
+
+    async def _execute(self, call: Item, *, handing_off: bool) -> tuple[Item, Agent | None]:
+        """The output item of ``call``, and the agent it hands off to (if it is a handoff)."""
+        name, call_id = call.get("name"), str(call.get("call_id"))
+        for target in self.agent.handoffs:
+            if target.handoff_tool_name == name:
+                if handing_off:
+                    return function_call_output(call_id, "Error: only one handoff per turn"), None
+                return function_call_output(call_id, json.dumps({"assistant": target.name})), target
+        tool = next((tool for tool in self.agent.tools if tool.name == name), None)
+        if tool is None:
+            return function_call_output(call_id, f"Error: there is no tool named {name!r}"), None
+        try:
+            output = await tool.invoke(str(call.get("arguments", "")))
+        except ToolArgumentsError as exc:
+            output = f"Error: {exc}"
+        except Exception as exc:  # a failing tool is the model's to handle, not a crash
+            output = f"Error: tool {name} raised {type(exc).__name__}: {exc}"
+        return function_call_output(call_id, output), None
+
+    def _item_event(self, item: Item) -> RunItemStreamEvent:
+        if is_function_call(item):
+            handoff_names = {target.handoff_tool_name for target in self.agent.handoffs}
+            name: RunItemEventName = (
+                "handoff_requested" if item.get("name") in handoff_names else "tool_called"
+            )
+            return RunItemStreamEvent(name, item, self.agent.name)
+        if message_role(item) == "assistant":
+            return RunItemStreamEvent("message_output_created", item, self.agent.name)
+        raise ModelBehaviorError(f"the model returned an item the runner cannot handle: {item!r}")
+
+
+async def _read_history(session: Session, config: RunConfig) -> list[Item]:
+    own = session.session_settings or SessionSettings()
+    settings = own.resolve(config.session_settings)
+    if settings.limit is None:
+        return await session.get_items()
+    return await session.get_items(limit=settings.limit)
+
+
+def _is_unanswered_tail(history: list[Item], new_input: list[Item]) -> bool:
+    """Whether ``history`` ends with ``new_input``: a run that saved this input failed
+    before any answer, and this run is its retry."""
+    return 0 < len(new_input) <= len(history) and history[-len(new_input) :] == new_input
+
+
+async def _apply_callback(
+    callback: SessionInputCallback, history: list[Item], new_input: list[Item]
+) -> tuple[list[Item], list[Item]]:
+    """The callback's model input, and the items of it that belong to the new turn."""
+    history_copy, new_copy = copy.deepcopy(history), copy.deepcopy(new_input)
+    combined = callback(history_copy, new_copy)
+    if inspect.isawaitable(combined):
+        combined = await combined
+    if not isinstance(combined, list):
+        raise TypeError(
+            f"session_input_callback must return a list of items, got {type(combined).__name__}"
+        )
+    for index, item in enumerate(combined):
+        if not isinstance(item, dict):
+            raise TypeError(
+                f"session_input_callback returned a {type(item).__name__} at index {index}, "
+                "not an item (a dict)"
+            )
+    return combined, _new_turn_items(combined, history_copy, new_copy)
+
+
+def _new_turn_items(combined: list[Item], history: list[Item], new_input: list[Item]) -> list[Item]:
+    """The items of ``combined`` that are not history: new input items (each once) and
+    items the callback made. History is recognised by identity, then by content."""
+    history_ids, new_ids = {id(item) for item in history}, {id(item) for item in new_input}
+    unmatched_history = Counter(_fingerprint(item) for item in history)
+    seen: set[int] = set()
+    new_items: list[Item] = []
+    for item in combined:
+        if id(item) in seen or id(item) in history_ids:
+            continue
+        seen.add(id(item))
+        if id(item) not in new_ids and unmatched_history[_fingerprint(item)] > 0:
+            unmatched_history[_fingerprint(item)] -= 1
+            continue
+        new_items.append(item)
+    return new_items
+
+
+def _fingerprint(item: Item) -> str:
+    return json.dumps(item, sort_keys=True, default=repr)
+
+
+def _without_orphan_tool_items(items: list[Item]) -> list[Item]:
+    """``items`` without tool calls lacking their output and outputs lacking their call
+    (a limit may cut a pair in two); model APIs refuse either."""
+    call_ids = {item.get("call_id") for item in items if is_function_call(item)}
+    output_ids = {item.get("call_id") for item in items if is_function_call_output(item)}
+    if call_ids == output_ids:
+        return items  # the common case: every pair complete
+    paired = call_ids & output_ids
+    return [
+        item
+        for item in items
+        if not (is_function_call(item) or is_function_call_output(item))
+        or item.get("call_id") in paired
+    ]
+
+
+def _final_text(items: list[Item]) -> str:
+    messages = [message_text(item) for item in items if message_role(item) == "assistant"]
+    return messages[-1] if messages else ""
