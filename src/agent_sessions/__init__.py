@@ -6,6 +6,9 @@ in earlier runs. Every backend implements the small async :class:`Session` proto
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from ._servers import SessionBackendError
 from .protocol import (
     InvalidItemError,
     Item,
@@ -21,8 +24,13 @@ from .protocol import (
 __all__ = [
     "InvalidItemError",
     "Item",
+    "PostgresSession",
+    "PostgresStore",
+    "RedisSession",
+    "RedisStore",
     "Session",
     "SessionABC",
+    "SessionBackendError",
     "SessionClosedError",
     "SessionError",
     "SessionSettings",
@@ -31,3 +39,24 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .postgres import PostgresSession, PostgresStore
+    from .redis import RedisSession, RedisStore
+
+# Optional backends load on first use, so their drivers are only needed by those who use them.
+_LAZY_EXPORTS = {
+    "PostgresSession": "postgres",
+    "PostgresStore": "postgres",
+    "RedisSession": "redis",
+    "RedisStore": "redis",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_sessions' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)
