@@ -20,6 +20,7 @@ from .protocol import (
     SessionsPage,
     SessionStore,
 )
+from .sqlite import SQLiteSession, SQLiteStore
 
 __all__ = [
     "InvalidItemError",
@@ -28,6 +29,8 @@ __all__ = [
     "PostgresStore",
     "RedisSession",
     "RedisStore",
+    "SQLiteSession",
+    "SQLiteStore",
     "Session",
     "SessionABC",
     "SessionBackendError",

@@ -1,0 +1,653 @@
+"""SQLite sessions: the embedded default, in memory or in a file.
+
+``SQLiteSession("user_123", "conversations.db")`` is the one-line entry point. A session is
+a cheap handle on a :class:`SQLiteStore`, which owns the connections and the schema. File
+sessions of one process share one store per (path, options); an in-memory session gets a
+private database unless it is given a ``store=``.
+
+What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol`):
+
+- Statements run inline on the calling event loop's thread without waiting for locks. Only
+  when SQLite reports the database busy (another process or thread holds the write lock) is
+  the operation retried in a worker thread that waits up to ``busy_timeout`` seconds, so the
+  event loop is never blocked on someone else's lock.
+- Every write is one transaction; a failed, cancelled or interrupted write is rolled back and
+  never leaves a connection inside a transaction.
+- Durability: WAL with ``synchronous=NORMAL`` survives an application crash but may lose the
+  last commits on power loss; ``durable=True`` selects ``synchronous=FULL``.
+- Corrupt rows (not a JSON object, written by something else) are skipped with a warning on
+  the ``agent_sessions`` logger; they count towards ``get_items(limit)``. ``pop_item``
+  discards corrupt rows at the top of the session (with a warning) and removes and returns
+  the latest valid item.
+- ``PRAGMA user_version`` records the schema version; a database written by a newer,
+  unknown schema version is refused with :class:`UnsupportedSchemaError`, never rewritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from functools import partial
+from typing import Final, NamedTuple, TypeVar
+
+from typing_extensions import Self
+
+from ._json import decode_item, encode_items
+from .protocol import (
+    Item,
+    SessionABC,
+    SessionClosedError,
+    SessionError,
+    SessionSettings,
+    SessionsPage,
+    validate_limit,
+    validate_session_id,
+)
+
+__all__ = [
+    "DEFAULT_TABLE_PREFIX",
+    "SCHEMA_VERSION",
+    "SQLiteSession",
+    "SQLiteStore",
+    "UnsupportedSchemaError",
+]
+
+SCHEMA_VERSION: Final = 1
+"""The schema version this library writes to ``PRAGMA user_version``."""
+
+DEFAULT_TABLE_PREFIX: Final = "agent_sessions_"
+"""Tables are ``<prefix>sessions`` and ``<prefix>items``."""
+
+MEMORY: Final = ":memory:"
+
+_T = TypeVar("_T")
+_TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
+_HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+_MAX_WAITING_THREADS = 4
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
+
+
+class UnsupportedSchemaError(SessionError):
+    """The database was written by a newer schema version than this library knows."""
+
+
+class SQLiteStore:
+    """One SQLite database holding many sessions: owns its connections and schema.
+
+    ``db_path`` is ``":memory:"`` (a private database shared by every thread of this
+    process that uses this store) or a file path. Nothing touches the database until the
+    first operation, which creates the schema if needed.
+    """
+
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str] = MEMORY,
+        *,
+        durable: bool = False,
+        table_prefix: str = DEFAULT_TABLE_PREFIX,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.db_path = _resolve_db_path(db_path)
+        self.durable = durable
+        self.table_prefix = _validate_table_prefix(table_prefix)
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
+            raise TypeError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
+        if busy_timeout < 0:
+            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
+        self.busy_timeout = float(busy_timeout)
+        self._sql = _Statements(self.table_prefix)
+        self._connections: _Connections = (
+            _MemoryConnection(self._configure)
+            if self.db_path == MEMORY
+            else _FileConnections(self.db_path, self._configure, self.busy_timeout)
+        )
+        self._schema_ready = False
+        self._closed = False
+        self._executor_lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.db_path!r}, durable={self.durable})"
+
+    def session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> SQLiteSession:
+        """A handle on ``session_id`` in this store. Closing it leaves the store open."""
+        return SQLiteSession(session_id, session_settings=session_settings, store=self)
+
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        """Ids of sessions holding at least one item and starting with ``prefix``, in
+        ascending order, ``limit`` (>= 1) per page."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
+        if cursor is not None and not isinstance(cursor, str):
+            raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
+        if validate_limit(limit) is None or limit < 1:
+            raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+        ids = await self._run(partial(self._list_session_ids, prefix, cursor, limit + 1))
+        if len(ids) > limit:
+            return SessionsPage(session_ids=ids[:limit], next_cursor=ids[limit - 1])
+        return SessionsPage(session_ids=ids, next_cursor=None)
+
+    async def close(self) -> None:
+        """Wait for operations running in worker threads, then close every connection.
+
+        Later calls on this store or its sessions raise ``SessionClosedError``. Idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            # Waiting for a worker may take up to busy_timeout: never on the event loop.
+            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
+        self._connections.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- running operations ------------------------------------------------------------
+
+    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``operation`` inline if the database is free, else in a waiting worker."""
+        self._check_open()
+        if not self._schema_ready:
+            operation = partial(self._with_schema, operation)
+        try:
+            return self._connections.run_now(operation)
+        except _DatabaseBusy:
+            pass
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._waiting_executor(), self._connections.run_waiting, operation
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosedError(f"{self!r} is closed")
+
+    def _waiting_executor(self) -> ThreadPoolExecutor:
+        with self._executor_lock:
+            if self._closed:
+                raise SessionClosedError(f"{self!r} is closed")
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=_MAX_WAITING_THREADS, thread_name_prefix="agent-sessions-sqlite"
+                )
+            return self._executor
+
+    def _configure(self, connection: sqlite3.Connection) -> None:
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+
+    def _with_schema(
+        self, operation: Callable[[sqlite3.Connection], _T], connection: sqlite3.Connection
+    ) -> _T:
+        if not self._schema_ready:
+            self._ensure_schema(connection)
+            self._schema_ready = True
+        return operation(connection)
+
+    def _ensure_schema(self, connection: sqlite3.Connection) -> None:
+        if self.db_path != MEMORY:
+            connection.execute("PRAGMA journal_mode = WAL")
+        if self._read_schema_version(connection) == SCHEMA_VERSION and self._tables_exist(
+            connection
+        ):
+            return
+        with _transaction(connection):
+            version = self._read_schema_version(connection)
+            for statement in self._sql.create_schema:
+                connection.execute(statement)
+            if version < SCHEMA_VERSION:
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _read_schema_version(self, connection: sqlite3.Connection) -> int:
+        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise UnsupportedSchemaError(
+                f"SQLite database {self.db_path} has schema version {version}, newer than "
+                f"version {SCHEMA_VERSION} that this agent-sessions knows; upgrade "
+                "agent-sessions to use it (the database was left untouched)"
+            )
+        return version
+
+    def _tables_exist(self, connection: sqlite3.Connection) -> bool:
+        found = connection.execute(self._sql.count_schema_objects).fetchone()[0]
+        return bool(found == self._sql.schema_object_count)
+
+    # -- operations (run on a connection, inside _run) -----------------------------------
+
+    def _add(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
+        now = time.time()
+        with _transaction(connection):
+            connection.execute(self._sql.touch_session, (session_id, now, now))
+            connection.executemany(self._sql.insert_item, [(session_id, item) for item in encoded])
+
+    def _select(
+        self, session_id: str, limit: int | None, connection: sqlite3.Connection
+    ) -> list[tuple[int, str | bytes]]:
+        if limit is None:
+            return connection.execute(self._sql.select_all, (session_id,)).fetchall()
+        rows = connection.execute(self._sql.select_latest, (session_id, limit)).fetchall()
+        rows.reverse()
+        return rows
+
+    def _pop(self, session_id: str, connection: sqlite3.Connection) -> Item | None:
+        while True:
+            if _HAS_RETURNING:
+                rows = connection.execute(self._sql.pop_latest, (session_id,)).fetchall()
+            else:
+                with _transaction(connection):
+                    rows = connection.execute(self._sql.select_latest, (session_id, 1)).fetchall()
+                    if rows:
+                        connection.execute(self._sql.delete_item, (rows[0][0],))
+            if not rows:
+                return None
+            row_id, raw = rows[0]
+            item = decode_item(raw, where=self._where(session_id, row_id))
+            if item is not None:
+                return item
+
+    def _clear(self, session_id: str, connection: sqlite3.Connection) -> None:
+        # The items go with the session row (ON DELETE CASCADE), in one statement.
+        connection.execute(self._sql.delete_session, (session_id,))
+
+    def _list_session_ids(
+        self, prefix: str, cursor: str | None, limit: int, connection: sqlite3.Connection
+    ) -> list[str]:
+        # Session ids are never empty, so "" is before every id.
+        parameters = {
+            "after": cursor or "",
+            "prefix": prefix,
+            "upper": _prefix_upper_bound(prefix),
+            "limit": limit,
+        }
+        rows = connection.execute(self._sql.list_sessions, parameters).fetchall()
+        return [row[0] for row in rows]
+
+    def _where(self, session_id: str, row_id: int) -> str:
+        return f"{self.db_path} table {self._sql.items} id {row_id} (session {session_id!r})"
+
+
+class SQLiteSession(SessionABC):
+    """Conversation history for one session id in SQLite.
+
+    ``SQLiteSession(session_id)`` keeps items in a private in-memory database (lost with the
+    session); ``SQLiteSession(session_id, "path.db")`` keeps them in a file, sharing one
+    :class:`SQLiteStore` per path inside the process. ``store=`` puts the session on a store
+    you manage (then ``db_path``, ``durable`` and ``table_prefix`` come from the store, and
+    closing the session leaves the store open).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        db_path: str | os.PathLike[str] = MEMORY,
+        *,
+        session_settings: SessionSettings | None = None,
+        durable: bool = False,
+        store: SQLiteStore | None = None,
+        table_prefix: str = DEFAULT_TABLE_PREFIX,
+    ) -> None:
+        self.session_id = validate_session_id(session_id)
+        self.session_settings = _coerce_settings(session_settings)
+        self._closed = False
+        self._shared_key: _StoreKey | None = None
+        self._owns_store = False
+        if store is not None:
+            if os.fspath(db_path) != MEMORY or durable or table_prefix != DEFAULT_TABLE_PREFIX:
+                raise ValueError(
+                    "pass either store= or db_path/durable/table_prefix, not both: "
+                    "a session on a given store uses the store's settings"
+                )
+            self.store = store
+        elif _resolve_db_path(db_path) == MEMORY:
+            self.store = SQLiteStore(MEMORY, durable=durable, table_prefix=table_prefix)
+            self._owns_store = True
+        else:
+            self._shared_key = _StoreKey(
+                _resolve_db_path(db_path), durable, _validate_table_prefix(table_prefix)
+            )
+            self.store = _shared_stores.acquire(self._shared_key)
+        self._where = f"SQLiteSession {self.session_id!r} on {self.store.db_path}"
+
+    def __repr__(self) -> str:
+        return f"SQLiteSession({self.session_id!r}, {self.store.db_path!r})"
+
+    async def get_items(self, limit: int | None = None) -> list[Item]:
+        """The latest ``limit`` items (default ``session_settings.limit``, else all),
+        oldest first. Reads only the rows it returns."""
+        self._check_open()
+        limit = self._effective_limit(limit)
+        if limit == 0:
+            self.store._check_open()
+            return []
+        rows = await self.store._run(partial(self.store._select, self.session_id, limit))
+        items: list[Item] = []
+        for row_id, raw in rows:
+            item = decode_item(raw, where=self.store._where(self.session_id, row_id))
+            if item is not None:
+                items.append(item)
+        return items
+
+    async def add_items(self, items: list[Item]) -> None:
+        """Store ``items`` as one transaction after validating all of them."""
+        self._check_open()
+        encoded = encode_items(items)
+        if encoded:
+            await self.store._run(partial(self.store._add, self.session_id, encoded))
+
+    async def pop_item(self) -> Item | None:
+        """Remove and return the latest valid item (``None`` when there is none)."""
+        self._check_open()
+        return await self.store._run(partial(self.store._pop, self.session_id))
+
+    async def clear_session(self) -> None:
+        """Remove this session and all its items."""
+        self._check_open()
+        await self.store._run(partial(self.store._clear, self.session_id))
+
+    async def close(self) -> None:
+        """Release this handle; the store closes with its last session unless it was
+        passed in with ``store=``. Later calls raise ``SessionClosedError``. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_store:
+            await self.store.close()
+        elif self._shared_key is not None:
+            await _shared_stores.release(self._shared_key)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosedError(f"{self._where} is closed")
+
+
+# -- connections ---------------------------------------------------------------------------
+
+
+class _DatabaseBusy(Exception):
+    """The inline attempt found the database locked; retry where waiting is allowed."""
+
+
+class _Connections:
+    """How a store gets a connection: now (never waiting) or in a worker (waiting)."""
+
+    def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        raise NotImplementedError
+
+    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class _MemoryConnection(_Connections):
+    """One connection to a private in-memory database, shared by threads under a lock."""
+
+    def __init__(self, configure: Callable[[sqlite3.Connection], None]) -> None:
+        self._connection = sqlite3.connect(MEMORY, isolation_level=None, check_same_thread=False)
+        configure(self._connection)
+        self._lock = threading.Lock()
+
+    def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        if not self._lock.acquire(blocking=False):
+            raise _DatabaseBusy
+        try:
+            return operation(self._connection)
+        finally:
+            self._lock.release()
+
+    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        with self._lock:
+            return operation(self._connection)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+
+class _FileConnections(_Connections):
+    """Connections per thread: event-loop threads get one that never waits for a lock,
+    worker threads one that waits up to the busy timeout."""
+
+    def __init__(
+        self, path: str, configure: Callable[[sqlite3.Connection], None], busy_timeout: float
+    ) -> None:
+        self._path = path
+        self._configure = configure
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._opened: list[sqlite3.Connection] = []
+        self._closed = False
+
+    def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        connection = getattr(self._local, "now", None) or self._open("now", 0.0)
+        try:
+            return operation(connection)
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise _DatabaseBusy from exc
+            raise
+
+    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        connection = getattr(self._local, "waiting", None) or self._open(
+            "waiting", self._busy_timeout
+        )
+        return operation(connection)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            opened, self._opened = self._opened, []
+        for connection in opened:
+            connection.close()
+
+    def _open(self, role: str, busy_timeout: float) -> sqlite3.Connection:
+        try:
+            connection = sqlite3.connect(
+                self._path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise sqlite3.OperationalError(
+                f"cannot open SQLite database {self._path}: {exc}"
+            ) from exc
+        try:
+            self._configure(connection)
+        except BaseException:
+            connection.close()
+            raise
+        with self._lock:
+            if self._closed:
+                connection.close()
+                raise SessionClosedError(f"SQLiteStore({self._path!r}) is closed")
+            self._opened.append(connection)
+        setattr(self._local, role, connection)
+        return connection
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back on any exception, including
+    cancellation and KeyboardInterrupt, so the connection never stays in a transaction."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python >= 3.11
+    if code is not None:
+        return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    message = str(exc)
+    return "database is locked" in message or "is locked" in message
+
+
+# -- shared stores per path ----------------------------------------------------------------
+
+
+class _StoreKey(NamedTuple):
+    """Sessions with equal keys share a store."""
+
+    path: str
+    durable: bool
+    table_prefix: str
+
+
+class _SharedStores:
+    """The process-wide registry of file stores, with reference counts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stores: dict[_StoreKey, tuple[SQLiteStore, int]] = {}
+
+    def acquire(self, key: _StoreKey) -> SQLiteStore:
+        with self._lock:
+            store, count = self._stores.get(key, (None, 0))
+            if store is None or store.closed:
+                store = SQLiteStore(key.path, durable=key.durable, table_prefix=key.table_prefix)
+                count = 0
+            self._stores[key] = (store, count + 1)
+            return store
+
+    async def release(self, key: _StoreKey) -> None:
+        with self._lock:
+            store, count = self._stores[key]
+            if count > 1:
+                self._stores[key] = (store, count - 1)
+                return
+            del self._stores[key]
+        await store.close()
+
+
+_shared_stores = _SharedStores()
+
+
+# -- SQL -----------------------------------------------------------------------------------
+
+
+class _Statements:
+    """Every statement a store runs, built once from a validated table prefix."""
+
+    def __init__(self, prefix: str) -> None:
+        sessions, items = f"{prefix}sessions", f"{prefix}items"
+        index = f"{prefix}items_by_session"
+        self.items = items
+        self.create_schema = (
+            f"""CREATE TABLE IF NOT EXISTS {sessions} (
+                session_id TEXT PRIMARY KEY NOT NULL,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL
+            )""",
+            f"""CREATE TABLE IF NOT EXISTS {items} (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL
+                    REFERENCES {sessions} (session_id) ON DELETE CASCADE,
+                item TEXT NOT NULL
+            )""",
+            f"CREATE INDEX IF NOT EXISTS {index} ON {items} (session_id, id)",
+        )
+        self.count_schema_objects = (
+            f"SELECT count(*) FROM sqlite_master WHERE name IN ('{sessions}', '{items}', '{index}')"
+        )
+        self.schema_object_count = 3
+        # created_at keeps its first value; updated_at tells an admin when a session was
+        # last written. Neither orders anything: items are ordered by id.
+        self.touch_session = (
+            f"INSERT INTO {sessions} (session_id, created_at, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at"
+        )
+        self.insert_item = f"INSERT INTO {items} (session_id, item) VALUES (?, ?)"
+        self.select_all = f"SELECT id, item FROM {items} WHERE session_id = ? ORDER BY id"
+        self.select_latest = (
+            f"SELECT id, item FROM {items} WHERE session_id = ? ORDER BY id DESC LIMIT ?"
+        )
+        self.pop_latest = (
+            f"DELETE FROM {items} WHERE id = "
+            f"(SELECT max(id) FROM {items} WHERE session_id = ?) RETURNING id, item"
+        )
+        self.delete_item = f"DELETE FROM {items} WHERE id = ?"
+        self.delete_session = f"DELETE FROM {sessions} WHERE session_id = ?"
+        self.list_sessions = (
+            f"SELECT s.session_id FROM {sessions} AS s "
+            "WHERE s.session_id > :after AND s.session_id >= :prefix "
+            "AND (:upper IS NULL OR s.session_id < :upper) "
+            "AND substr(s.session_id, 1, length(:prefix)) = :prefix "
+            f"AND EXISTS (SELECT 1 FROM {items} AS i WHERE i.session_id = s.session_id) "
+            "ORDER BY s.session_id LIMIT :limit"
+        )
+
+
+def _coerce_settings(settings: object) -> SessionSettings | None:
+    """Ours as is; the Agents SDK's ``SessionSettings`` (or a mapping) converted, so that
+    code written for the SDK's ``SQLiteSession`` works unchanged."""
+    if settings is None or isinstance(settings, SessionSettings):
+        return settings
+    if isinstance(settings, Mapping) or hasattr(settings, "limit"):
+        return SessionSettings().resolve(settings)
+    raise TypeError(
+        f"session_settings must be a SessionSettings or None, got {type(settings).__name__}"
+    )
+
+
+def _resolve_db_path(db_path: str | os.PathLike[str]) -> str:
+    if not isinstance(db_path, (str, os.PathLike)):
+        raise TypeError(f"db_path must be a str or a path, got {type(db_path).__name__}")
+    path = os.fspath(db_path)
+    if not isinstance(path, str):
+        raise TypeError(f"db_path must be a str path, got {type(path).__name__}")
+    if path == MEMORY:
+        return MEMORY
+    if not path:
+        raise ValueError("db_path must be ':memory:' or a file path, got ''")
+    return os.path.realpath(path)
+
+
+def _validate_table_prefix(table_prefix: str) -> str:
+    if not isinstance(table_prefix, str) or not _TABLE_PREFIX.fullmatch(table_prefix):
+        raise ValueError(
+            f"table_prefix must be an SQL identifier (a letter or '_', then letters, digits "
+            f"or '_', at most 48 characters), got {table_prefix!r}"
+        )
+    if table_prefix.lower().startswith("sqlite_"):
+        raise ValueError(
+            f"table_prefix must not start with 'sqlite_' (reserved by SQLite): {table_prefix!r}"
+        )
+    return table_prefix
+
+
+def _prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` (``None``
+    when there is none). SQLite compares TEXT as UTF-8 bytes, i.e. by code point."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    following = ord(stripped[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates cannot be stored: skip over them
+        following = 0xE000
+    return stripped[:-1] + chr(following)
