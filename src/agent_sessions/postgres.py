@@ -39,6 +39,7 @@ from .protocol import (
     SessionsPage,
     validate_session_id,
 )
+from .sqlite import _coerce_settings  # the SDK's SessionSettings accepted as in SQLite
 
 try:
     import psycopg
@@ -129,6 +130,8 @@ class PostgresStore:
         """Ids of non-empty sessions starting with ``prefix``, in byte order of their
         UTF-8 encoding, at most ``limit`` per page (an index skip-scan: cost grows with
         the page, not with the number of items)."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1, got {limit!r}")
         if cursor is not None and not isinstance(cursor, str):
@@ -233,7 +236,7 @@ class PostgresSession(SessionABC):
         self.session_id = validate_session_id(session_id)
         if "\x00" in session_id:
             raise ValueError("PostgreSQL text cannot hold a NUL character in a session id")
-        self.session_settings = session_settings
+        self.session_settings = _coerce_settings(session_settings)
         if store is None:
             if url is None:
                 raise ValueError("PostgresSession needs a url or a store")
@@ -245,7 +248,7 @@ class PostgresSession(SessionABC):
             raise ValueError("PostgresSession takes a url or a store, not both")
         else:
             self._owns_store = False
-        self._store = store
+        self.store = store
         self._closed = False
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
@@ -297,15 +300,15 @@ class PostgresSession(SessionABC):
             return
         self._closed = True
         if self._owns_store:
-            await self._store.close()
+            await self.store.close()
 
     def _open_store(self) -> PostgresStore:
         if self._closed:
             raise SessionClosedError(f"PostgresSession {self.session_id!r} used after close()")
-        return self._store
+        return self.store
 
     def _where(self, item_id: int) -> str:
-        return f"{self._store.url} table {self._store.table} id {item_id}"
+        return f"{self.store.url} table {self.store.table} id {item_id}"
 
 
 class _Queries:

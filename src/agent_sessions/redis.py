@@ -29,6 +29,7 @@ from .protocol import (
     SessionsPage,
     validate_session_id,
 )
+from .sqlite import _coerce_settings  # the SDK's SessionSettings accepted as in SQLite
 
 try:
     import redis.asyncio as aioredis
@@ -95,6 +96,8 @@ class RedisStore:
         Ids come in ``SCAN`` order (sorted within each scanned batch). As with ``SCAN``
         itself, an id may appear twice when Redis resizes its key table mid-listing.
         """
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1, got {limit!r}")
         scan_cursor, after = _parse_cursor(cursor)
@@ -172,7 +175,7 @@ class RedisSession(SessionABC):
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = validate_session_id(session_id)
-        self.session_settings = session_settings
+        self.session_settings = _coerce_settings(session_settings)
         if store is None:
             if url is None:
                 raise ValueError("RedisSession needs a url or a store")
@@ -182,7 +185,7 @@ class RedisSession(SessionABC):
             raise ValueError("RedisSession takes a url or a store, not both")
         else:
             self._owns_store = False
-        self._store = store
+        self.store = store
         self._key = store._key(self.session_id)
         self._closed = False
 
@@ -191,7 +194,7 @@ class RedisSession(SessionABC):
         client = self._client()
         if limit == 0:
             return []
-        async with self._store._connection_errors():
+        async with self.store._connection_errors():
             raw_items = await client.lrange(self._key, 0 if limit is None else -limit, -1)
         return [
             item for raw in raw_items if (item := decode_item(raw, where=self._where())) is not None
@@ -202,8 +205,8 @@ class RedisSession(SessionABC):
         client = self._client()
         if not encoded:
             return
-        ttl_ms = self._store.ttl_ms
-        async with self._store._connection_errors():
+        ttl_ms = self.store.ttl_ms
+        async with self.store._connection_errors():
             if ttl_ms is None:
                 await client.rpush(self._key, *encoded)
             else:
@@ -214,8 +217,8 @@ class RedisSession(SessionABC):
 
     async def pop_item(self) -> Item | None:
         client = self._client()
-        ttl_ms = self._store.ttl_ms
-        async with self._store._connection_errors():
+        ttl_ms = self.store.ttl_ms
+        async with self.store._connection_errors():
             while True:
                 raw: Any
                 if ttl_ms is None:
@@ -234,7 +237,7 @@ class RedisSession(SessionABC):
 
     async def clear_session(self) -> None:
         client = self._client()
-        async with self._store._connection_errors():
+        async with self.store._connection_errors():
             await client.delete(self._key)
 
     async def close(self) -> None:
@@ -243,15 +246,15 @@ class RedisSession(SessionABC):
             return
         self._closed = True
         if self._owns_store:
-            await self._store.close()
+            await self.store.close()
 
     def _client(self) -> aioredis.Redis:
         if self._closed:
             raise SessionClosedError(f"RedisSession {self.session_id!r} used after close()")
-        return self._store._client_for(f"RedisSession {self.session_id!r}")
+        return self.store._client_for(f"RedisSession {self.session_id!r}")
 
     def _where(self) -> str:
-        return f"{self._store.url} key {self._key!r}"
+        return f"{self.store.url} key {self._key!r}"
 
 
 def _client_url(client: aioredis.Redis) -> str:
@@ -281,6 +284,8 @@ def _parse_cursor(cursor: str | None) -> tuple[int, str | None]:
     """Split a cursor of ours into the SCAN cursor and the last id returned from its batch."""
     if cursor is None:
         return 0, None
+    if not isinstance(cursor, str):
+        raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
     head, sep, after = cursor.partition(":")
     if not head.isdigit():
         raise ValueError(f"not a RedisStore listing cursor: {cursor!r}")
