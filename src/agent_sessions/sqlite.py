@@ -442,8 +442,8 @@ class _FileConnections(_Connections):
         self._closed = False
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        connection = getattr(self._local, "now", None) or self._open("now", 0.0)
         try:
+            connection = getattr(self._local, "now", None) or self._open("now", 0.0)
             return operation(connection)
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):

@@ -1,0 +1,6 @@
+"""Shared test configuration."""
+
+import pytest
+
+# The conformance kit lives in the package; let pytest explain its failed asserts.
+pytest.register_assert_rewrite("agent_sessions.testing")
