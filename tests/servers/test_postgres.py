@@ -84,6 +84,25 @@ async def test_items_come_back_with_their_exact_json_text(store: PostgresStore) 
     assert stored["nul"] == "a\u0000b"
 
 
+async def test_pop_item_discards_newest_rows_that_are_not_objects(
+    store: PostgresStore, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The kit's corrupt-row tests write text that is not JSON, which a json column refuses;
+    # JSON that is not an object is the corruption a foreign writer can still store.
+    session = store.session(_new_id())
+    await session.add_items([{"n": 1}, {"n": 2}])
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        for raw in ("[1, 2]", '"a string"'):
+            await conn.execute(
+                f"INSERT INTO {store.table} (session_id, payload) VALUES (%s, %s::json)",
+                (session.session_id, raw),
+            )
+    assert await session.get_items() == [{"n": 1}, {"n": 2}]
+    assert await session.pop_item() == {"n": 2}
+    assert await session.get_items() == [{"n": 1}]
+    assert "skipping corrupt session item" in caplog.text
+
+
 async def test_add_items_waits_for_a_writer_holding_the_session_lock_and_cancels_cleanly(
     store: PostgresStore, database_url: str
 ) -> None:
