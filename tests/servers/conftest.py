@@ -30,6 +30,10 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
@@ -44,7 +48,7 @@ def redis_url() -> str:
     try:
         asyncio.run(ping())
     except Exception as exc:
-        _unavailable(f"Redis not reachable at REDIS_URL={url}: {exc}")
+        _unavailable(f"Redis not reachable at REDIS_URL={url}: {_first_line(exc)}")
     return url
 
 
@@ -54,7 +58,7 @@ def database_url() -> str:
     try:
         psycopg.connect(url, connect_timeout=2).close()
     except Exception as exc:
-        _unavailable(f"PostgreSQL not reachable at DATABASE_URL={url}: {exc}")
+        _unavailable(f"PostgreSQL not reachable at DATABASE_URL={url}: {_first_line(exc)}")
     return url
 
 
