@@ -7,18 +7,23 @@ stores nothing. Encoding keeps unicode as is (no ``\\u`` escapes) and is compact
 from __future__ import annotations
 
 import json
+import json.scanner
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
 
 from .protocol import InvalidItemError, Item
 
-__all__ = ["decode_item", "encode_items"]
+__all__ = ["decode_item", "decode_items", "encode_items"]
 
 logger = logging.getLogger("agent_sessions")
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_decode = json.JSONDecoder().decode
+_decoder = json.JSONDecoder()
+_decode = _decoder.decode
+# The C scanner behind ``decode``, without its two Python-level frames per call.
+_scan_once = json.scanner.make_scanner(cast(Any, _decoder))  # typeshed's parameter type is off
+_Key = TypeVar("_Key")
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -27,7 +32,8 @@ def encode_items(items: Iterable[Mapping[str, Any]]) -> list[str]:
 
     Raises ``InvalidItemError`` (a ``TypeError``) naming the index of the first item that
     is not a JSON object: a non-mapping, a non-str key at any depth, a value JSON cannot
-    encode (a set, a tuple, bytes, NaN, ...), or nesting too deep to encode.
+    encode (a set, a tuple, bytes, NaN, ...), a lone surrogate in a str (UTF-8 cannot store
+    it; unicode is stored as is, not escaped), or nesting too deep to encode.
     """
     if isinstance(items, (str, bytes, Mapping)):
         raise InvalidItemError(f"items must be a list of dicts, got {type(items).__name__}")
@@ -41,9 +47,18 @@ def encode_items(items: Iterable[Mapping[str, Any]]) -> list[str]:
         if problem is not None:
             raise InvalidItemError(f"item {index} is not a JSON object: {problem}")
         try:
-            encoded.append(_encoder.encode(item))
+            text = _encoder.encode(item)
         except (TypeError, ValueError, RecursionError) as exc:
             raise InvalidItemError(f"item {index} is not a JSON object: {exc}") from None
+        if not text.isascii():  # isascii is O(1); only non-ASCII text can hold a surrogate
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidItemError(
+                    f"item {index} is not storable: {exc.object[exc.start]!r} is a lone "
+                    "surrogate, which UTF-8 text cannot hold"
+                ) from None
+        encoded.append(text)
     return encoded
 
 
@@ -52,7 +67,7 @@ def decode_item(raw: str | bytes, *, where: str) -> Item | None:
     else) yields ``None`` and a warning naming ``where``; it never raises."""
     try:
         value = _decode(raw if isinstance(raw, str) else raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         logger.warning("skipping corrupt session item at %s: %s", where, exc)
         return None
     if not isinstance(value, dict):
@@ -63,6 +78,31 @@ def decode_item(raw: str | bytes, *, where: str) -> Item | None:
         )
         return None
     return value
+
+
+def decode_items(
+    rows: Iterable[tuple[_Key, str | bytes]], *, where: Callable[[_Key], str]
+) -> list[Item]:
+    """Decode stored rows ``(key, raw)`` in order, as :func:`decode_item` does one by one:
+    rows that are not JSON objects are skipped with a warning naming ``where(key)``.
+
+    Faster than calling ``decode_item`` per row on the common path (compact JSON text, as
+    ``encode_items`` writes it); anything else takes ``decode_item``'s path.
+    """
+    items: list[Item] = []
+    for key, raw in rows:
+        if type(raw) is str:
+            try:
+                value, end = _scan_once(raw, 0)
+            except (StopIteration, ValueError, RecursionError):
+                value, end = None, -1
+            if end == len(raw) and type(value) is dict:
+                items.append(value)
+                continue
+        item = decode_item(raw, where=where(key))
+        if item is not None:
+            items.append(item)
+    return items
 
 
 def _find_problem(root: Mapping[str, Any]) -> str | None:

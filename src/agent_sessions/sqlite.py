@@ -39,7 +39,7 @@ from typing import Final, NamedTuple, TypeVar
 
 from typing_extensions import Self
 
-from ._json import decode_item, encode_items
+from ._json import decode_item, decode_items, encode_items
 from .protocol import (
     Item,
     SessionABC,
@@ -206,11 +206,11 @@ class SQLiteStore:
         return operation(connection)
 
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
+        # The version check comes first: a refused database must not even change journal mode.
+        version = self._read_schema_version(connection)
         if self.db_path != MEMORY:
             connection.execute("PRAGMA journal_mode = WAL")
-        if self._read_schema_version(connection) == SCHEMA_VERSION and self._tables_exist(
-            connection
-        ):
+        if version == SCHEMA_VERSION and self._tables_exist(connection):
             return
         with _transaction(connection):
             version = self._read_schema_version(connection)
@@ -236,10 +236,16 @@ class SQLiteStore:
     # -- operations (run on a connection, inside _run) -----------------------------------
 
     def _add(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
-        now = time.time()
-        with _transaction(connection):
-            connection.execute(self._sql.touch_session, (session_id, now, now))
+        # _transaction spelled out: this is the hot path, and a context manager costs more
+        # than the Python work around a one-row insert.
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute(self._sql.add_session, (session_id, time.time()))
             connection.executemany(self._sql.insert_item, [(session_id, item) for item in encoded])
+            connection.execute("COMMIT")
+        except BaseException:
+            _roll_back(connection)
+            raise
 
     def _select(
         self, session_id: str, limit: int | None, connection: sqlite3.Connection
@@ -341,12 +347,7 @@ class SQLiteSession(SessionABC):
             self.store._check_open()
             return []
         rows = await self.store._run(partial(self.store._select, self.session_id, limit))
-        items: list[Item] = []
-        for row_id, raw in rows:
-            item = decode_item(raw, where=self.store._where(self.session_id, row_id))
-            if item is not None:
-                items.append(item)
-        return items
+        return decode_items(rows, where=partial(self.store._where, self.session_id))
 
     async def add_items(self, items: list[Item]) -> None:
         """Store ``items`` as one transaction after validating all of them."""
@@ -438,7 +439,7 @@ class _FileConnections(_Connections):
         self._busy_timeout = busy_timeout
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._opened: list[sqlite3.Connection] = []
+        self._opened: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._closed = False
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -460,7 +461,7 @@ class _FileConnections(_Connections):
         with self._lock:
             self._closed = True
             opened, self._opened = self._opened, []
-        for connection in opened:
+        for _, connection in opened:
             connection.close()
 
     def _open(self, role: str, busy_timeout: float) -> sqlite3.Connection:
@@ -481,7 +482,16 @@ class _FileConnections(_Connections):
             if self._closed:
                 connection.close()
                 raise SessionClosedError(f"SQLiteStore({self._path!r}) is closed")
-            self._opened.append(connection)
+            # Threads come and go (asyncio.run per thread, worker pools): close what the
+            # finished ones left behind, so connections do not pile up.
+            still_used = []
+            for thread, opened in self._opened:
+                if thread.is_alive():
+                    still_used.append((thread, opened))
+                else:
+                    opened.close()
+            still_used.append((threading.current_thread(), connection))
+            self._opened = still_used
         setattr(self._local, role, connection)
         return connection
 
@@ -495,9 +505,13 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
         yield
         connection.execute("COMMIT")
     except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
+        _roll_back(connection)
         raise
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -561,11 +575,13 @@ class _Statements:
         self.create_schema = (
             f"""CREATE TABLE IF NOT EXISTS {sessions} (
                 session_id TEXT PRIMARY KEY NOT NULL,
-                created_at REAL NOT NULL,
-                updated_at REAL NOT NULL
+                created_at REAL NOT NULL
             )""",
+            # A new rowid is always above every existing one in the table, which is all
+            # the order needs; AUTOINCREMENT would add a write per insert to never reuse the
+            # id of a popped newest item.
             f"""CREATE TABLE IF NOT EXISTS {items} (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                id INTEGER PRIMARY KEY,
                 session_id TEXT NOT NULL
                     REFERENCES {sessions} (session_id) ON DELETE CASCADE,
                 item TEXT NOT NULL
@@ -576,11 +592,10 @@ class _Statements:
             f"SELECT count(*) FROM sqlite_master WHERE name IN ('{sessions}', '{items}', '{index}')"
         )
         self.schema_object_count = 3
-        # created_at keeps its first value; updated_at tells an admin when a session was
-        # last written. Neither orders anything: items are ordered by id.
-        self.touch_session = (
-            f"INSERT INTO {sessions} (session_id, created_at, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at"
+        # Leaves an existing row untouched: no page written when the session exists.
+        # created_at is for admins; nothing is ordered by time.
+        self.add_session = (
+            f"INSERT OR IGNORE INTO {sessions} (session_id, created_at) VALUES (?, ?)"
         )
         self.insert_item = f"INSERT INTO {items} (session_id, item) VALUES (?, ?)"
         self.select_all = f"SELECT id, item FROM {items} WHERE session_id = ? ORDER BY id"

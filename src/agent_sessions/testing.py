@@ -311,6 +311,20 @@ class SessionConformance:
             await session.add_items([{"ok": 1}, {"ok": 2}, {"nested": [{"bad": bad_value}]}])
         assert await session.get_items() == []
 
+    @pytest.mark.parametrize(
+        "bad_item",
+        [{"text": "a\ud800b"}, {"key\udfff": 1}, {"list": ["ok", "\udc80"]}],
+        ids=["value", "key", "in-list"],
+    )
+    @_closes_sessions
+    async def test_add_items_rejects_a_lone_surrogate_and_stores_nothing(
+        self, bad_item: Item
+    ) -> None:
+        session = await self.open_session()
+        with pytest.raises(TypeError, match=r"item 1\b.*surrogate"):
+            await session.add_items([{"ok": "é"}, bad_item])
+        assert await session.get_items() == []
+
     @_closes_sessions
     async def test_add_items_rejects_nesting_too_deep_to_encode_and_stores_nothing(
         self,

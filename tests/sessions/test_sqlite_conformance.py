@@ -22,9 +22,7 @@ async def write_raw_row(session: Session, raw: bytes) -> None:
         import sqlite3
 
         assert isinstance(connection, sqlite3.Connection)
-        connection.execute(
-            f"INSERT OR IGNORE INTO {prefix}sessions VALUES (?, 0, 0)", (session_id,)
-        )
+        connection.execute(f"INSERT OR IGNORE INTO {prefix}sessions VALUES (?, 0)", (session_id,))
         connection.execute(
             f"INSERT INTO {prefix}items (session_id, item) VALUES (?, ?)", (session_id, raw)
         )
