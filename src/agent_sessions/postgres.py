@@ -53,6 +53,8 @@ __all__ = ["DEFAULT_TABLE", "SCHEMA_VERSION", "PostgresSession", "PostgresStore"
 DEFAULT_TABLE = "agent_session_items"
 SCHEMA_VERSION = 1
 MIGRATIONS_TABLE = "agent_sessions_migrations"
+DEFAULT_MAX_CONNECTIONS = 10
+DEFAULT_TIMEOUT = 5.0
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _OUTAGES = (psycopg.OperationalError, PoolTimeout, OSError)
@@ -77,7 +79,8 @@ class PostgresStore:
     :meth:`close`) or ``pool`` (an ``AsyncConnectionPool`` you own whose connections are
     in autocommit mode; never closed by us). ``timeout`` is how long a call waits for a
     connection before raising :class:`~agent_sessions.SessionBackendError`. The table is
-    created (or migrated) on first use.
+    created (or migrated) on first use. Like its pool, a store belongs to the event loop
+    that first uses it.
     """
 
     def __init__(
@@ -86,8 +89,8 @@ class PostgresStore:
         *,
         pool: AsyncConnectionPool[Any] | None = None,
         table: str = DEFAULT_TABLE,
-        max_connections: int = 10,
-        timeout: float = 5.0,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         if (url is None) == (pool is None):
             raise ValueError("PostgresStore needs exactly one of url= or pool=")
@@ -229,8 +232,8 @@ class PostgresSession(SessionABC):
         *,
         store: PostgresStore | None = None,
         table: str = DEFAULT_TABLE,
-        max_connections: int = 10,
-        timeout: float = 5.0,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        timeout: float = DEFAULT_TIMEOUT,
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = validate_session_id(session_id)
@@ -244,8 +247,16 @@ class PostgresSession(SessionABC):
                 url, table=table, max_connections=max_connections, timeout=timeout
             )
             self._owns_store = True
-        elif url is not None:
-            raise ValueError("PostgresSession takes a url or a store, not both")
+        elif (
+            url is not None
+            or table != DEFAULT_TABLE
+            or max_connections != DEFAULT_MAX_CONNECTIONS
+            or timeout != DEFAULT_TIMEOUT
+        ):
+            raise ValueError(
+                "pass either store= or url/table/max_connections/timeout, not both: "
+                "a session on a given store uses the store's settings"
+            )
         else:
             self._owns_store = False
         self.store = store

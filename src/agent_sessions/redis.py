@@ -51,7 +51,8 @@ class RedisStore:
 
     Give either ``url`` (the store creates its client and closes it in :meth:`close`) or
     ``client`` (a ``redis.asyncio.Redis`` you own: never closed by us). ``ttl`` (seconds)
-    makes every session expire that long after its last write.
+    makes every session expire that long after its last write. Like redis-py's client, a
+    store belongs to the event loop that first uses it.
     """
 
     def __init__(
@@ -181,8 +182,11 @@ class RedisSession(SessionABC):
                 raise ValueError("RedisSession needs a url or a store")
             store = RedisStore(url, key_prefix=key_prefix, ttl=ttl)
             self._owns_store = True
-        elif url is not None:
-            raise ValueError("RedisSession takes a url or a store, not both")
+        elif url is not None or key_prefix != DEFAULT_KEY_PREFIX or ttl is not None:
+            raise ValueError(
+                "pass either store= or url/key_prefix/ttl, not both: "
+                "a session on a given store uses the store's settings"
+            )
         else:
             self._owns_store = False
         self.store = store

@@ -170,3 +170,9 @@ def test_missing_driver_raises_import_error_with_install_hint() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode != 0
     assert 'pip install "agent-sessions[postgres]"' in result.stderr
+
+
+def test_session_on_a_store_refuses_settings_of_its_own(database_url: str) -> None:
+    store = PostgresStore(database_url)
+    with pytest.raises(ValueError, match="pass either store= or url/table"):
+        PostgresSession("s", store=store, table="other")

@@ -132,3 +132,8 @@ def test_missing_driver_raises_import_error_with_install_hint() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode != 0
     assert 'pip install "agent-sessions[redis]"' in result.stderr
+
+
+def test_session_on_a_store_refuses_settings_of_its_own(store: RedisStore) -> None:
+    with pytest.raises(ValueError, match="pass either store= or url/key_prefix/ttl"):
+        RedisSession("s", store=store, ttl=5)
