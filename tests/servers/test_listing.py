@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from agent_sessions import SessionStore
 from agent_sessions.postgres import PostgresStore
 from agent_sessions.redis import RedisStore
 
@@ -77,3 +78,7 @@ async def test_emptied_sessions_are_not_listed(store: Store, run_prefix: str) ->
 async def test_limit_below_one_or_not_an_int_is_refused(store: Store, limit: object) -> None:
     with pytest.raises(ValueError, match="limit must be an int >= 1"):
         await store.list_sessions(limit=limit)  # type: ignore[arg-type]
+
+
+def test_store_satisfies_the_session_store_protocol(store: Store) -> None:
+    assert isinstance(store, SessionStore)
