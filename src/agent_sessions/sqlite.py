@@ -12,7 +12,9 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
   the operation retried in a worker thread that waits up to ``busy_timeout`` seconds, so the
   event loop is never blocked on someone else's lock.
 - Every write is one transaction; a failed, cancelled or interrupted write is rolled back and
-  never leaves a connection inside a transaction.
+  never leaves a connection inside a transaction. When a call is cancelled, its outcome is
+  settled before ``CancelledError`` reaches the caller: a write cancelled while waiting for
+  a lock gives up (within 50 ms) and never commits later.
 - Durability: WAL with ``synchronous=NORMAL`` survives an application crash but may lose the
   last commits on power loss; ``durable=True`` selects ``synchronous=FULL``.
 - Corrupt rows (not a JSON object, written by something else) are skipped with a warning on
@@ -26,16 +28,17 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
-from typing import Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from typing_extensions import Self
 
@@ -71,6 +74,8 @@ _T = TypeVar("_T")
 _TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _MAX_WAITING_THREADS = 4
+_WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
+_MAX_SQLITE_INTEGER = 2**63 - 1
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 
 
@@ -106,7 +111,7 @@ class SQLiteStore:
         self._connections: _Connections = (
             _MemoryConnection(self._configure)
             if self.db_path == MEMORY
-            else _FileConnections(self.db_path, self._configure, self.busy_timeout)
+            else _FileConnections(self.db_path, self._configure)
         )
         self._schema_ready = False
         self._closed = False
@@ -174,10 +179,24 @@ class SQLiteStore:
             return self._connections.run_now(operation)
         except _DatabaseBusy:
             pass
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._waiting_executor(), self._connections.run_waiting, operation
+        abandoned = threading.Event()
+        job = self._waiting_executor().submit(
+            self._connections.run_waiting,
+            operation,
+            time.monotonic() + self.busy_timeout,
+            abandoned,
         )
+        try:
+            return await asyncio.shield(asyncio.wrap_future(job))
+        except asyncio.CancelledError:
+            # Settle the outcome before the caller hears of the cancellation, so that a
+            # cancelled write never commits later behind its back: a job not started yet
+            # never runs; a running one gives up at its next retry (within _WAIT_STEP) or,
+            # if it already holds the lock, finishes its short transaction.
+            abandoned.set()
+            if not job.cancel():
+                await _settled(job)
+            raise
 
     def _check_open(self) -> None:
         if self._closed:
@@ -252,7 +271,9 @@ class SQLiteStore:
     ) -> list[tuple[int, str | bytes]]:
         if limit is None:
             return connection.execute(self._sql.select_all, (session_id,)).fetchall()
-        rows = connection.execute(self._sql.select_latest, (session_id, limit)).fetchall()
+        # No session holds 2**63 items: a larger limit means "everything" to SQLite too.
+        clamped = min(limit, _MAX_SQLITE_INTEGER)
+        rows = connection.execute(self._sql.select_latest, (session_id, clamped)).fetchall()
         rows.reverse()
         return rows
 
@@ -389,13 +410,35 @@ class _DatabaseBusy(Exception):
     """The inline attempt found the database locked; retry where waiting is allowed."""
 
 
+class _Abandoned(Exception):
+    """The caller was cancelled while its operation waited for a lock; it never ran."""
+
+
+async def _settled(job: Future[Any]) -> None:
+    """Wait until ``job`` is done, even through repeated cancellation (it is short)."""
+    waiter = asyncio.wrap_future(job)
+    while not waiter.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({waiter})
+    if not waiter.cancelled():
+        waiter.exception()  # retrieved: the caller is told of its cancellation instead
+
+
 class _Connections:
     """How a store gets a connection: now (never waiting) or in a worker (waiting)."""
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         raise NotImplementedError
 
-    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+    def run_waiting(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> _T:
+        """Run ``operation``, retrying while the database is busy until ``time.monotonic()``
+        reaches ``until`` (then raise the busy error) or ``abandoned`` is set (then raise
+        ``_Abandoned``); checked every ``_WAIT_STEP`` seconds."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -418,9 +461,24 @@ class _MemoryConnection(_Connections):
         finally:
             self._lock.release()
 
-    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
+    def run_waiting(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> _T:
+        while not self._lock.acquire(timeout=_WAIT_STEP):
+            if abandoned.is_set():
+                raise _Abandoned
+            if time.monotonic() >= until:
+                raise sqlite3.OperationalError(
+                    "in-memory SQLite database is locked by another thread: gave up after "
+                    "waiting busy_timeout seconds"
+                )
+        try:
             return operation(self._connection)
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         with self._lock:
@@ -429,14 +487,11 @@ class _MemoryConnection(_Connections):
 
 class _FileConnections(_Connections):
     """Connections per thread: event-loop threads get one that never waits for a lock,
-    worker threads one that waits up to the busy timeout."""
+    worker threads one that waits in short steps (to notice cancellation)."""
 
-    def __init__(
-        self, path: str, configure: Callable[[sqlite3.Connection], None], busy_timeout: float
-    ) -> None:
+    def __init__(self, path: str, configure: Callable[[sqlite3.Connection], None]) -> None:
         self._path = path
         self._configure = configure
-        self._busy_timeout = busy_timeout
         self._local = threading.local()
         self._lock = threading.Lock()
         self._opened: list[tuple[threading.Thread, sqlite3.Connection]] = []
@@ -451,11 +506,28 @@ class _FileConnections(_Connections):
                 raise _DatabaseBusy from exc
             raise
 
-    def run_waiting(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        connection = getattr(self._local, "waiting", None) or self._open(
-            "waiting", self._busy_timeout
-        )
-        return operation(connection)
+    def run_waiting(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> _T:
+        while True:
+            if abandoned.is_set():
+                raise _Abandoned
+            try:
+                connection = getattr(self._local, "waiting", None) or self._open(
+                    "waiting", _WAIT_STEP
+                )
+                return operation(connection)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                if time.monotonic() >= until:
+                    raise sqlite3.OperationalError(
+                        f"SQLite database {self._path} is locked by another connection: "
+                        "gave up after waiting busy_timeout seconds"
+                    ) from exc
 
     def close(self) -> None:
         with self._lock:

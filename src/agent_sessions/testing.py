@@ -202,6 +202,12 @@ class SessionConformance:
         assert await session.get_items(limit=100) == _numbered(3)
 
     @_closes_sessions
+    async def test_get_items_huge_limit_returns_everything(self) -> None:
+        session = await self.open_session()
+        await session.add_items(_numbered(3))
+        assert await session.get_items(limit=2**80) == _numbered(3)
+
+    @_closes_sessions
     async def test_get_items_limit_is_accepted_positionally(self) -> None:
         session = await self.open_session()
         await session.add_items(_numbered(3))
@@ -355,9 +361,16 @@ class SessionConformance:
     async def test_round_trip_keeps_unicode_as_is(self) -> None:
         items: list[Item] = [
             {"content": "héllo wörld", "emoji": "🧠👩‍👩‍👧", "cjk": "会话记忆"},
-            {"rtl": "مرحبا", "zero_width": "a\u200bb", "nul": "a\x00b", "ctrl": "\t\r\n\x1f"},
+            {"rtl": "مرحبا", "zero_width": "a\u200bb", "combining": "e\u0301"},
             {"ключ": "значение", "": "empty key"},
         ]
+        session = await self.open_session()
+        await session.add_items(items)
+        assert await session.get_items() == items
+
+    @_closes_sessions
+    async def test_round_trip_keeps_nul_and_control_characters(self) -> None:
+        items: list[Item] = [{"nul": "a\x00b", "control": "\t\r\n\x1f\x7f", "k\x00": 1}]
         session = await self.open_session()
         await session.add_items(items)
         assert await session.get_items() == items

@@ -141,6 +141,46 @@ async def test_the_event_loop_keeps_running_while_another_process_holds_the_lock
         assert await session.get_items() == [{"n": 0}, {"n": 1}]
 
 
+@pytest.mark.slow
+async def test_a_write_cancelled_while_waiting_for_the_lock_never_commits(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "locked.db")
+    async with SQLiteSession("waiting", path) as session:
+        await session.add_items([{"n": 0}])
+        locked, released = spawn.Event(), spawn.Event()
+        holder = spawn.Process(target=hold_write_lock, args=(path, locked, released, 1.0))
+        holder.start()
+        assert await asyncio.to_thread(locked.wait, 60)
+        write = asyncio.create_task(session.add_items([{"n": 1}]))
+        await asyncio.sleep(0.2)  # the write is waiting for the lock in a worker thread
+        write.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+        assert not released.is_set(), "the cancellation waited for the lock holder"
+        await asyncio.to_thread(holder.join)
+        assert await session.get_items() == [{"n": 0}]
+
+
+@pytest.mark.slow
+async def test_a_write_waiting_longer_than_the_busy_timeout_fails_as_locked(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "locked.db")
+    async with SQLiteStore(path, busy_timeout=0.2) as store:
+        session = store.session("waiting")
+        await session.add_items([{"n": 0}])
+        locked, released = spawn.Event(), spawn.Event()
+        holder = spawn.Process(target=hold_write_lock, args=(path, locked, released, 1.0))
+        holder.start()
+        assert await asyncio.to_thread(locked.wait, 60)
+        with pytest.raises(sqlite3.OperationalError, match=r"locked\.db is locked"):
+            await session.add_items([{"n": 1}])
+        await asyncio.to_thread(holder.join)
+        await session.add_items([{"n": 2}])
+        assert await session.get_items() == [{"n": 0}, {"n": 2}]
+
+
 async def test_reads_do_not_wait_for_another_process_holding_the_write_lock(
     tmp_path: Path,
 ) -> None:
