@@ -50,6 +50,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a venv without psy
 
 __all__ = ["DEFAULT_TABLE", "SCHEMA_VERSION", "PostgresSession", "PostgresStore"]
 
+_INT64_MAX = 2**63 - 1
+
 DEFAULT_TABLE = "agent_session_items"
 SCHEMA_VERSION = 1
 MIGRATIONS_TABLE = "agent_sessions_migrations"
@@ -264,6 +266,8 @@ class PostgresSession(SessionABC):
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         limit = self._effective_limit(limit)
+        if limit is not None and limit > _INT64_MAX:
+            limit = None  # more than any session holds; the server's integers are 64-bit
         store = self._open_store()
         if limit == 0:
             return []

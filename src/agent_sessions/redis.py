@@ -42,6 +42,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a venv without red
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisSession", "RedisStore"]
 
+_INT64_MAX = 2**63 - 1
+
 DEFAULT_KEY_PREFIX = "agent_sessions:"
 _OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -101,13 +103,14 @@ class RedisStore:
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+        client = self._client_for("list_sessions")
         scan_cursor, after = _parse_cursor(cursor)
         pattern = _glob_escape(self.key_prefix + prefix).encode() + b"*"
         skip = len(self.key_prefix.encode())
         found: list[str] = []
         async with self._connection_errors():
             while True:
-                next_cursor, keys = await self._client.scan(
+                next_cursor, keys = await client.scan(
                     scan_cursor, match=pattern, count=max(limit, 1000), _type="list"
                 )
                 batch = sorted({_as_bytes(key)[skip:].decode("utf-8", "replace") for key in keys})
@@ -195,6 +198,8 @@ class RedisSession(SessionABC):
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         limit = self._effective_limit(limit)
+        if limit is not None and limit > _INT64_MAX:
+            limit = None  # more than any session holds; the server's integers are 64-bit
         client = self._client()
         if limit == 0:
             return []

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_sessions import SessionStore
+from agent_sessions import SessionClosedError, SessionStore
 from agent_sessions.postgres import PostgresStore
 from agent_sessions.redis import RedisStore
 
@@ -82,3 +82,9 @@ async def test_limit_below_one_or_not_an_int_is_refused(store: Store, limit: obj
 
 def test_store_satisfies_the_session_store_protocol(store: Store) -> None:
     assert isinstance(store, SessionStore)
+
+
+async def test_listing_a_closed_store_raises_session_closed_error(store: Store) -> None:
+    await store.close()
+    with pytest.raises(SessionClosedError):
+        await store.list_sessions()
