@@ -107,6 +107,35 @@ def decode_items(
 
 def _find_problem(root: Mapping[str, Any]) -> str | None:
     """Describe the first value under ``root`` that would not round-trip through JSON."""
+    if _is_plain_json(root):
+        return None
+    return _describe_problem(root)
+
+
+def _is_plain_json(root: object) -> bool:
+    """True when ``root`` holds only dicts with str keys, lists and JSON scalars, all of
+    exactly those types. The common case, checked without building the paths an error
+    message needs; anything else (subclasses, other mappings) takes the full walk."""
+    stack: list[Any] = [root]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is str or kind is int or kind is float or kind is bool or value is None:
+            continue
+        if kind is dict:
+            for key in value:
+                if type(key) is not str:
+                    return False
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        else:
+            return False
+    return True
+
+
+def _describe_problem(root: Mapping[str, Any]) -> str | None:
+    """The full walk: the first offending key or value, with its path."""
     stack: list[tuple[str, Any]] = [("", root)]
     while stack:
         path, value = stack.pop()

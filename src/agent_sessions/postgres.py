@@ -50,8 +50,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a venv without psy
 
 __all__ = ["DEFAULT_TABLE", "SCHEMA_VERSION", "PostgresSession", "PostgresStore"]
 
-_INT64_MAX = 2**63 - 1
-
 DEFAULT_TABLE = "agent_session_items"
 SCHEMA_VERSION = 1
 MIGRATIONS_TABLE = "agent_sessions_migrations"
@@ -59,6 +57,7 @@ DEFAULT_MAX_CONNECTIONS = 10
 DEFAULT_TIMEOUT = 5.0
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_INT64_MAX = 2**63 - 1
 _OUTAGES = (psycopg.OperationalError, PoolTimeout, OSError)
 # Each entry upgrades a table from version N to N + 1; {table} and {index} are filled in.
 _MIGRATIONS = (

@@ -42,9 +42,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a venv without red
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisSession", "RedisStore"]
 
-_INT64_MAX = 2**63 - 1
-
 DEFAULT_KEY_PREFIX = "agent_sessions:"
+_INT64_MAX = 2**63 - 1
 _OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError)
 
 

@@ -87,8 +87,14 @@ class SQLiteStore:
     """One SQLite database holding many sessions: owns its connections and schema.
 
     ``db_path`` is ``":memory:"`` (a private database shared by every thread of this
-    process that uses this store) or a file path. Nothing touches the database until the
-    first operation, which creates the schema if needed.
+    process that uses this store) or a file path. ``durable=True`` selects
+    ``synchronous=FULL``. ``table_prefix`` names the tables (``<prefix>sessions``,
+    ``<prefix>items``; letters, digits and ``_``). ``busy_timeout`` is how many seconds a
+    call waits (off the event loop) for a lock held elsewhere before it fails.
+
+    Nothing touches the database until the first operation, which creates the schema if
+    needed. Usable from any thread and event loop; ``close()`` (or ``async with``) releases
+    every connection.
     """
 
     def __init__(
@@ -354,7 +360,7 @@ class SQLiteSession(SessionABC):
                 _resolve_db_path(db_path), durable, _validate_table_prefix(table_prefix)
             )
             self.store = _shared_stores.acquire(self._shared_key)
-        self._where = f"SQLiteSession {self.session_id!r} on {self.store.db_path}"
+        self._description = f"SQLiteSession {self.session_id!r} on {self.store.db_path}"
 
     def __repr__(self) -> str:
         return f"SQLiteSession({self.session_id!r}, {self.store.db_path!r})"
@@ -396,11 +402,11 @@ class SQLiteSession(SessionABC):
         if self._owns_store:
             await self.store.close()
         elif self._shared_key is not None:
-            await _shared_stores.release(self._shared_key)
+            await _shared_stores.release(self._shared_key, self.store)
 
     def _check_open(self) -> None:
         if self._closed:
-            raise SessionClosedError(f"{self._where} is closed")
+            raise SessionClosedError(f"{self._description} is closed")
 
 
 # -- connections ---------------------------------------------------------------------------
@@ -621,9 +627,11 @@ class _SharedStores:
             self._stores[key] = (store, count + 1)
             return store
 
-    async def release(self, key: _StoreKey) -> None:
+    async def release(self, key: _StoreKey, store: SQLiteStore) -> None:
         with self._lock:
-            store, count = self._stores[key]
+            registered, count = self._stores.get(key, (None, 0))
+            if registered is not store:
+                return  # someone closed it early and a new store took its place
             if count > 1:
                 self._stores[key] = (store, count - 1)
                 return

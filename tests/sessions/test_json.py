@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 
 import pytest
@@ -55,3 +56,18 @@ def test_a_row_nested_too_deep_to_decode_is_skipped_not_raised(
         assert decode_item(deep, where="row 0") is None
         assert decode_items([(0, deep), (1, '{"n":1}')], where=where) == [{"n": 1}]
     assert len(caplog.records) == 2
+
+
+class Role(str, enum.Enum):
+    USER = "user"
+
+
+def test_encode_items_accepts_str_and_int_subclasses_as_their_values() -> None:
+    assert encode_items([{"role": Role.USER, "flag": True, "n": 1}]) == [
+        '{"role":"user","flag":true,"n":1}'
+    ]
+
+
+def test_encode_items_names_the_path_of_a_bad_value_deep_inside() -> None:
+    with pytest.raises(TypeError, match=r"item 0 .*content\[1\]\.parts\[0\] is a set"):
+        encode_items([{"content": [{"ok": 1}, {"parts": [{1, 2}]}]}])
