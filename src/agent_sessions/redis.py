@@ -45,15 +45,19 @@ __all__ = ["DEFAULT_KEY_PREFIX", "RedisSession", "RedisStore"]
 DEFAULT_KEY_PREFIX = "agent_sessions:"
 _INT64_MAX = 2**63 - 1
 _OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError)
+# Fixed, so that rescanning from a cursor returns the same batch whatever the page size.
+_SCAN_COUNT = 1000
 
 
 class RedisStore:
     """Sessions stored in one Redis database, sharing the store's connection pool.
 
     Give either ``url`` (the store creates its client and closes it in :meth:`close`) or
-    ``client`` (a ``redis.asyncio.Redis`` you own: never closed by us). ``ttl`` (seconds)
-    makes every session expire that long after its last write. Like redis-py's client, a
-    store belongs to the event loop that first uses it.
+    ``client`` (a ``redis.asyncio.Redis`` you own: never closed by us; create it with
+    ``retry=Retry(NoBackoff(), 0)``, since a client that retries a write whose reply was
+    lost stores that batch twice). ``ttl`` (seconds) makes every session expire that long
+    after its last write. Like redis-py's client, a store belongs to the event loop that
+    first uses it.
     """
 
     def __init__(
@@ -110,7 +114,7 @@ class RedisStore:
         async with self._connection_errors():
             while True:
                 next_cursor, keys = await client.scan(
-                    scan_cursor, match=pattern, count=max(limit, 1000), _type="list"
+                    scan_cursor, match=pattern, count=_SCAN_COUNT, _type="list"
                 )
                 batch = sorted({_as_bytes(key)[skip:].decode("utf-8", "replace") for key in keys})
                 if after is not None:

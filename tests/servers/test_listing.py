@@ -88,3 +88,19 @@ async def test_listing_a_closed_store_raises_session_closed_error(store: Store) 
     await store.close()
     with pytest.raises(SessionClosedError):
         await store.list_sessions()
+
+
+async def test_pages_of_different_sizes_together_hold_every_session_once(
+    store: Store, run_prefix: str
+) -> None:
+    ids = [f"{run_prefix}{n:02}" for n in range(30)]
+    await _create(store, ids)
+    listed: list[str] = []
+    cursor: str | None = None
+    for limit in [3, 1, 7, 2, 100]:
+        page = await store.list_sessions(prefix=run_prefix, cursor=cursor, limit=limit)
+        listed += page.session_ids
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert sorted(listed) == ids
