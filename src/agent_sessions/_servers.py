@@ -3,11 +3,14 @@ the install hint for a missing driver."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from .protocol import SessionError
 
 __all__ = ["SessionBackendError", "mask_url", "missing_driver"]
+
+_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)")
 
 
 class SessionBackendError(SessionError, ConnectionError):
@@ -21,7 +24,9 @@ class SessionBackendError(SessionError, ConnectionError):
 
 
 def mask_url(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``."""
+    """``url`` with its password (if any) replaced by ``***``: in the user info, and as a
+    ``password=`` parameter (libpq's ``key=value`` strings and URL query strings)."""
+    url = _PASSWORD_PARAMETER.sub(r"\1***", url)
     parts = urlsplit(url)
     if parts.password is None:
         return url
