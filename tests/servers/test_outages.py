@@ -42,19 +42,22 @@ def _through_proxy(url: str, port: int, user: str) -> tuple[str, str]:
     )
 
 
-@pytest.fixture(params=["redis", "postgres"])
+@pytest.fixture(params=["redis", "redis-with-ttl", "postgres"])
 async def outage(
     request: pytest.FixtureRequest, redis_prefix: str, postgres_table: str
 ) -> AsyncIterator[Outage]:
     backend: str = request.param
-    url: str = request.getfixturevalue("redis_url" if backend == "redis" else "database_url")
+    redis = backend.startswith("redis")
+    url: str = request.getfixturevalue("redis_url" if redis else "database_url")
     target = urlsplit(url)
     proxy = FaultyProxy(target.hostname or "127.0.0.1", target.port or 0)
     await proxy.start()
     store: RedisStore | PostgresStore
-    if backend == "redis":
+    if redis:
         proxied, masked = _through_proxy(url, proxy.port, "default")
-        store = RedisStore(proxied, key_prefix=redis_prefix)
+        # With a TTL every write is MULTI/RPUSH/PEXPIRE/EXEC: a cut transaction is dropped.
+        ttl = 600 if backend == "redis-with-ttl" else None
+        store = RedisStore(proxied, key_prefix=redis_prefix, ttl=ttl)
     else:
         proxied, masked = _through_proxy(url, proxy.port, target.username or "postgres")
         store = PostgresStore(proxied, table=postgres_table, timeout=3.0)
