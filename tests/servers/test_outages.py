@@ -60,7 +60,8 @@ async def outage(
         store = RedisStore(proxied, key_prefix=redis_prefix, ttl=ttl)
     else:
         proxied, masked = _through_proxy(url, proxy.port, target.username or "postgres")
-        store = PostgresStore(proxied, table=postgres_table, timeout=3.0)
+        # Long enough for the pool to retry connecting (it backs off) once the server is back.
+        store = PostgresStore(proxied, table=postgres_table, timeout=10.0)
     yield Outage(proxy, store, masked)
     await store.close()
     await proxy.stop()
