@@ -92,17 +92,33 @@ async def test_four_processes_writing_one_file_lose_and_duplicate_nothing(tmp_pa
         assert indexes == list(range(500))
 
 
+def kill_when_the_wal_grows(path: str, pid: int, timeout: float) -> None:
+    """SIGKILL ``pid`` as soon as the WAL file grows: while a commit writes its pages."""
+    wal = f"{path}-wal"
+    baseline = os.path.getsize(wal)
+    deadline = time.monotonic() + timeout
+    while os.path.getsize(wal) <= baseline and time.monotonic() < deadline:
+        pass
+    os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.slow
-async def test_a_batch_killed_mid_write_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
+@pytest.mark.parametrize("moment", ["while-building-the-batch", "while-writing-the-commit"])
+async def test_a_batch_killed_mid_write_is_stored_whole_or_not_at_all(
+    tmp_path: Path, moment: str
+) -> None:
     path = str(tmp_path / "crash.db")
     started = spawn.Event()
     child = spawn.Process(target=write_batches_forever, args=(path, started))
     child.start()
+    assert child.pid is not None
     try:
         assert await asyncio.to_thread(started.wait, 60), "the child never committed a batch"
-        await asyncio.sleep(0.013)  # land inside a later batch's transaction
+        if moment == "while-building-the-batch":
+            await asyncio.sleep(0.013)  # inside the next add_items: encoding or inserting
+        else:
+            await asyncio.to_thread(kill_when_the_wal_grows, path, child.pid, 30)
     finally:
-        assert child.pid is not None
         os.kill(child.pid, signal.SIGKILL)
         await asyncio.to_thread(child.join)
     assert child.exitcode == -signal.SIGKILL
