@@ -14,6 +14,8 @@ import redis.asyncio as aioredis
 from agent_sessions import SessionClosedError
 from agent_sessions.redis import RedisSession, RedisStore
 
+UNUSED_URL = "redis://127.0.0.1:1/0"  # for checks that fail before connecting
+
 
 @pytest.fixture
 async def store(redis_url: str, redis_prefix: str) -> AsyncIterator[RedisStore]:
@@ -79,9 +81,9 @@ async def test_session_expires_ttl_after_its_last_write(
 
 
 @pytest.mark.parametrize("ttl", [0, -5, True])
-def test_ttl_must_be_positive_seconds(redis_url: str, ttl: float) -> None:
+def test_ttl_must_be_positive_seconds(ttl: float) -> None:
     with pytest.raises(ValueError, match="ttl must be a number of seconds > 0"):
-        RedisStore(redis_url, ttl=ttl)
+        RedisStore(UNUSED_URL, ttl=ttl)
 
 
 async def test_closing_the_store_leaves_an_injected_client_open(
@@ -116,7 +118,7 @@ async def test_session_with_its_own_url_closes_its_store(redis_url: str, redis_p
         await session.store.session("other").get_items()
 
 
-def test_store_needs_exactly_one_of_url_and_client(redis_url: str) -> None:
+def test_store_needs_exactly_one_of_url_and_client() -> None:
     with pytest.raises(ValueError, match="exactly one of url= or client="):
         RedisStore()
 
