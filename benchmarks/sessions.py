@@ -45,7 +45,7 @@ async methods). Module-level and picklable, so that child processes can call it 
 @dataclass(frozen=True)
 class Target:
     implementation: str  # "ours", "sdk", ...
-    storage: str  # "memory", "file" or "server"
+    storage: str  # "memory", "file" (each one's default), "file FULL" or "server"
     open_session: SessionFactory
 
 
@@ -155,7 +155,7 @@ async def process_writers(target: Target, sizes: Sizes, directory: Path) -> floa
 
 
 WORKLOADS: dict[str, tuple[Workload, frozenset[str]]] = {
-    "add_items, 1 item": (single_item_adds, frozenset({"memory", "file", "server"})),
+    "add_items, 1 item": (single_item_adds, frozenset({"memory", "file", "file FULL", "server"})),
     "get_items(limit=10), 1k items": (
         limited_reads("small_history"),
         frozenset({"memory", "file", "server"}),
@@ -166,7 +166,10 @@ WORKLOADS: dict[str, tuple[Workload, frozenset[str]]] = {
     ),
     "get_items(), 100k items": (full_reads, frozenset({"memory", "file", "server"})),
     "pop_item, 100k items": (pops, frozenset({"memory", "file", "server"})),
-    "4 processes, add_items 1 item": (process_writers, frozenset({"file", "server"})),
+    "4 processes, add_items 1 item": (
+        process_writers,
+        frozenset({"file", "file FULL", "server"}),
+    ),
 }
 """Workload name -> (timing function, the storages it applies to)."""
 
@@ -194,12 +197,24 @@ def sdk_file(path: str, session_id: str) -> Any:
     return agents.SQLiteSession(session_id, path)
 
 
+def ours_durable_file(path: str, session_id: str) -> SQLiteSession:
+    return SQLiteSession(session_id, path, durable=True)
+
+
 def sqlite_targets(directory: Path) -> list[Target]:
     return [
         Target("sdk", "memory", sdk_memory),
         Target("ours", "memory", ours_memory),
         Target("sdk", "file", functools.partial(sdk_file, str(directory / "sdk.db"))),
         Target("ours", "file", functools.partial(ours_file, str(directory / "ours.db"))),
+        # The SDK's default (WAL, synchronous=FULL: an fsync per commit) against ours made
+        # as durable, so that the write rows compare like with like too.
+        Target("sdk", "file FULL", functools.partial(sdk_file, str(directory / "sdk-full.db"))),
+        Target(
+            "ours",
+            "file FULL",
+            functools.partial(ours_durable_file, str(directory / "ours-full.db")),
+        ),
     ]
 
 
@@ -564,7 +579,7 @@ async def run(sizes: Sizes, repeats: int, directory: Path) -> None:
     targets = [target for build in TARGET_BUILDERS for target in build(directory)]
     rows: list[tuple[str, str, dict[str, float]]] = []
     for workload_name, (workload, storages) in WORKLOADS.items():
-        for storage in ("memory", "file", "server"):
+        for storage in ("memory", "file", "file FULL", "server"):
             applicable = [t for t in targets if t.storage == storage and storage in storages]
             if not applicable:
                 continue
@@ -606,6 +621,8 @@ async def _memory_table(targets: list[Target], sizes: Sizes) -> str:
     ]
     context = multiprocessing.get_context("spawn")
     for target in targets:
+        if target.storage == "file FULL":
+            continue  # reads do not depend on synchronous: the "file" rows say it
         # A fresh process per target, so one's memory never shows in another's figures.
         results = context.Queue()
         child = context.Process(target=_measure_rss_in_child, args=(target, sizes, results))
@@ -741,7 +758,10 @@ def main() -> None:
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
-    print(f"Medians of {arguments.repeats} runs; per operation.\n")
+    print(f"Medians of {arguments.repeats} runs; per operation.")
+    if arguments.quick:
+        print("Quick run: every size divided by 10 (the row labels name the full sizes).")
+    print()
     with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
         asyncio.run(run(sizes, arguments.repeats, Path(directory)))
     print()

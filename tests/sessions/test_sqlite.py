@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from agent_sessions import Session, SessionClosedError, SessionStore, SQLiteSession, SQLiteStore
+from agent_sessions import (
+    Session,
+    SessionClosedError,
+    SessionSettings,
+    SessionStore,
+    SQLiteSession,
+    SQLiteStore,
+)
 from agent_sessions import sqlite as sqlite_module
 from agent_sessions.sqlite import SCHEMA_VERSION, UnsupportedSchemaError
 
@@ -432,6 +439,22 @@ def test_store_and_db_path_together_are_refused(tmp_path: Path) -> None:
     store = SQLiteStore()
     with pytest.raises(ValueError, match="store="):
         SQLiteSession("s", tmp_path / "x.db", store=store)
+
+
+@pytest.mark.parametrize("session_id", [None, 42, b"bytes"])
+def test_a_non_str_session_id_is_refused(session_id: Any) -> None:
+    with pytest.raises(TypeError, match="session_id"):
+        SQLiteSession(session_id)
+
+
+def test_session_settings_of_another_type_are_refused() -> None:
+    with pytest.raises(TypeError, match="session_settings"):
+        SQLiteSession("s", session_settings=10)  # type: ignore[arg-type]
+
+
+def test_session_settings_given_as_a_mapping_are_accepted() -> None:
+    settings: Any = {"limit": 3}
+    assert SQLiteSession("s", session_settings=settings).session_settings == SessionSettings(3)
 
 
 def test_an_empty_db_path_is_refused() -> None:
