@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ._json import decode_item, encode_items
+from ._json import decode_item, decode_items, encode_items
 from ._servers import SessionBackendError, mask_url, missing_driver
 from .protocol import (
     Item,
@@ -276,11 +276,7 @@ class PostgresSession(SessionABC):
             rows = await store._fetch(
                 store._queries.get_latest, {"sid": self.session_id, "n": limit}
             )
-        return [
-            item
-            for item_id, payload in rows
-            if (item := decode_item(payload, where=self._where(item_id))) is not None
-        ]
+        return decode_items(rows, where=self._where)
 
     async def add_items(self, items: list[Item]) -> None:
         encoded = encode_items(items)
