@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
+import importlib
 import inspect
 import multiprocessing
 import os
@@ -26,11 +28,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from agent_sessions import SQLiteSession
 
@@ -217,6 +220,356 @@ def sqlite_targets(directory: Path) -> list[Target]:
 
 TARGET_BUILDERS: list[Callable[[Path], list[Target]]] = [sqlite_targets]
 """Each builder returns targets whose stores live in (or are named after) the directory."""
+
+
+# -- server backends -------------------------------------------------------------------------
+# Redis and PostgreSQL, ours beside the Agents SDK's RedisSession and SQLAlchemySession on
+# the same servers (REDIS_URL, DATABASE_URL), in the same run. The SDK's PostgreSQL peer
+# needs packages kept out of our extras: SERVER_PEER_INSTALL installs them. Round trips
+# are counted by a loopback proxy in front of the server (RoundTripCounter).
+
+SERVER_PEER_INSTALL = 'pip install "sqlalchemy[asyncio]" asyncpg'
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@dataclass(frozen=True)
+class ServerSizes:
+    single_adds: int = 1_000
+    history: int = 100_000
+    limited_reads: int = 1_000
+    pops: int = 500
+    writers: int = 8
+    adds_per_writer: int = 125
+    counted_calls: int = 100
+
+    def scaled(self, divisor: int) -> ServerSizes:
+        fixed = {"writers", "counted_calls"}
+        return ServerSizes(
+            **{
+                name: value if name in fixed else max(1, value // divisor)
+                for name, value in vars(self).items()
+            }
+        )
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    """One implementation on one server. ``connect(url)`` opens it (``url`` may name the
+    round-trip counter instead of the server) and yields a session factory; leaving the
+    context removes the keys or tables the target wrote."""
+
+    implementation: str
+    server: str
+    url: str
+    connect: Callable[[str], contextlib.AbstractAsyncContextManager[SessionFactory]]
+
+
+ServerWorkload = Callable[[SessionFactory, ServerSizes], Awaitable[float]]
+"""Runs once and returns seconds per operation."""
+
+
+async def server_single_adds(sessions: SessionFactory, sizes: ServerSizes) -> float:
+    session = sessions(_fresh_id("adds"))
+    await session.add_items([_server_item(-1)])  # connections and tables ready
+    started = time.perf_counter()
+    for index in range(sizes.single_adds):
+        await session.add_items([_server_item(index)])
+    elapsed = time.perf_counter() - started
+    await session.clear_session()
+    return elapsed / sizes.single_adds
+
+
+async def server_limited_reads(sessions: SessionFactory, sizes: ServerSizes) -> float:
+    session = sessions(_fresh_id("history"))
+    for start in range(0, sizes.history, 1_000):
+        count = min(1_000, sizes.history - start)
+        await session.add_items([_server_item(start + n) for n in range(count)])
+    assert len(await session.get_items(limit=10)) == min(10, sizes.history)
+    started = time.perf_counter()
+    for _ in range(sizes.limited_reads):
+        await session.get_items(limit=10)
+    elapsed = time.perf_counter() - started
+    await session.clear_session()
+    return elapsed / sizes.limited_reads
+
+
+async def server_pops(sessions: SessionFactory, sizes: ServerSizes) -> float:
+    session = sessions(_fresh_id("pops"))
+    await session.add_items([_server_item(n) for n in range(sizes.pops)])
+    started = time.perf_counter()
+    for _ in range(sizes.pops):
+        assert await session.pop_item() is not None
+    return (time.perf_counter() - started) / sizes.pops
+
+
+async def server_concurrent_writers(sessions: SessionFactory, sizes: ServerSizes) -> float:
+    """Wall time per item while ``sizes.writers`` tasks add single items, each to its own
+    session, through one store (one pool, one client or one engine)."""
+    writers = [sessions(_fresh_id("writer")) for _ in range(sizes.writers)]
+    await asyncio.gather(*(writer.add_items([_server_item(-1)]) for writer in writers))
+
+    async def write(writer: Any) -> None:
+        for index in range(sizes.adds_per_writer):
+            await writer.add_items([_server_item(index)])
+
+    started = time.perf_counter()
+    await asyncio.gather(*(write(writer) for writer in writers))
+    elapsed = time.perf_counter() - started
+    for writer in writers:
+        await writer.clear_session()
+    return elapsed / (sizes.writers * sizes.adds_per_writer)
+
+
+SERVER_WORKLOADS: dict[str, ServerWorkload] = {
+    "add_items, 1 item": server_single_adds,
+    "get_items(limit=10), 100k items": server_limited_reads,
+    "pop_item": server_pops,
+    "8 concurrent writers, add_items 1 item": server_concurrent_writers,
+}
+
+
+def server_targets(redis_url: str, database_url: str) -> list[ServerTarget]:
+    run_id = f"{os.getpid()}_{int(time.time())}"
+    return [
+        ServerTarget("sdk", "redis", redis_url, functools.partial(_sdk_redis, run_id)),
+        ServerTarget("ours", "redis", redis_url, functools.partial(_ours_redis, run_id)),
+        ServerTarget("sdk", "postgres", database_url, functools.partial(_sdk_postgres, run_id)),
+        ServerTarget("ours", "postgres", database_url, functools.partial(_ours_postgres, run_id)),
+    ]
+
+
+async def run_servers(sizes: ServerSizes, repeats: int) -> None:
+    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    targets = []
+    for target in server_targets(redis_url, database_url):
+        problem = await _server_target_problem(target)
+        if problem is None:
+            targets.append(target)
+        else:
+            print(f"skipping {target.implementation} on {target.server}: {problem}")
+    rows: list[tuple[str, str, dict[str, float]]] = []
+    for server in ("redis", "postgres"):
+        applicable = [target for target in targets if target.server == server]
+        if not applicable:
+            continue
+        timings: dict[str, dict[str, list[float]]] = {name: {} for name in SERVER_WORKLOADS}
+        for _ in range(repeats):  # interleaved, as for SQLite
+            for target in applicable:
+                async with target.connect(target.url) as sessions:
+                    for name, workload in SERVER_WORKLOADS.items():
+                        seconds = await workload(sessions, sizes)
+                        timings[name].setdefault(target.implementation, []).append(seconds)
+        for name, runs in timings.items():
+            medians = {implementation: statistics.median(r) for implementation, r in runs.items()}
+            print(f"  {name} [{server}]: {medians}", file=sys.stderr, flush=True)
+            rows.append((name, server, medians))
+        for target in applicable:
+            counts = await _count_round_trips(target, sizes)
+            print(
+                f"round trips per call, {target.implementation} on {server}: "
+                + ", ".join(f"{name} {count:.2f}" for name, count in counts.items())
+            )
+    print()
+    print(_server_table(rows))
+
+
+def _server_table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
+    lines = [
+        "| workload | server | sdk | ours | ours, calls/s | ours / sdk throughput |",
+        "|---|---|---|---|---|---|",
+    ]
+    for workload, server, medians in rows:
+        sdk, ours = medians.get("sdk"), medians.get("ours")
+        cells = [_format_seconds(seconds) if seconds else "-" for seconds in (sdk, ours)]
+        calls = f"{1 / ours:,.0f}" if ours else "-"
+        ratio = f"{sdk / ours:.1f}x" if sdk and ours else "-"
+        lines.append(f"| {workload} | {server} | {' | '.join(cells)} | {calls} | {ratio} |")
+    return "\n".join(lines)
+
+
+async def _count_round_trips(target: ServerTarget, sizes: ServerSizes) -> dict[str, float]:
+    """Network round trips per call of add_items (1 item), get_items(limit=10), pop_item."""
+    parts = urlsplit(target.url)
+    async with RoundTripCounter(parts.hostname or "127.0.0.1", parts.port or 0) as counter:
+        userinfo = parts.netloc.rpartition("@")[0]
+        proxied = parts._replace(netloc=f"{userinfo}@" * bool(userinfo) + counter.address)
+        async with target.connect(urlunsplit(proxied)) as sessions:
+            session = sessions(_fresh_id("counted"))
+            await session.add_items([_server_item(n) for n in range(20)])
+            await session.get_items(limit=10)  # connections, tables, prepared statements
+            await session.pop_item()
+            counts = {
+                "add_items": await counter.per_call(
+                    sizes.counted_calls, lambda: session.add_items([_server_item(0)])
+                ),
+                "get_items(limit=10)": await counter.per_call(
+                    sizes.counted_calls, lambda: session.get_items(limit=10)
+                ),
+                "pop_item": await counter.per_call(sizes.counted_calls, session.pop_item),
+            }
+            await session.clear_session()
+    return counts
+
+
+class RoundTripCounter:
+    """A loopback TCP proxy counting request/reply exchanges on all its connections.
+
+    A reply that follows bytes from the client counts one round trip, however many
+    requests those bytes held: a pipeline, MULTI/EXEC or PostgreSQL's Parse/Bind/Execute/
+    Sync sent together cost one network round trip, and are counted so."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self._target = (target_host, target_port)
+        self._server: asyncio.Server | None = None
+        self._writers: list[asyncio.StreamWriter] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.round_trips = 0
+        self.address = ""
+
+    async def __aenter__(self) -> RoundTripCounter:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.address = f"127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in self._writers:
+            writer.transport.abort()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def per_call(self, calls: int, call: Callable[[], Awaitable[object]]) -> float:
+        self.round_trips = 0
+        for _ in range(calls):
+            await call()
+        return self.round_trips / calls
+
+    async def _serve(self, client_in: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
+        server_in, server = await asyncio.open_connection(*self._target)
+        self._writers += [client, server]
+        request_sent = False
+
+        async def pump(
+            source: asyncio.StreamReader, sink: asyncio.StreamWriter, *, upstream: bool
+        ) -> None:
+            nonlocal request_sent
+            with contextlib.suppress(OSError):
+                while chunk := await source.read(65536):
+                    if upstream:
+                        request_sent = True
+                    elif request_sent:
+                        request_sent = False
+                        self.round_trips += 1
+                    sink.write(chunk)
+                    await sink.drain()
+            sink.transport.abort()
+
+        for task in (
+            asyncio.create_task(pump(client_in, server, upstream=True)),
+            asyncio.create_task(pump(server_in, client, upstream=False)),
+        ):
+            self._tasks.add(task)
+
+
+async def _server_target_problem(target: ServerTarget) -> str | None:
+    """Why ``target`` cannot run here (server down, peer packages missing), or None."""
+    try:
+        async with target.connect(target.url) as sessions:
+            await sessions(_fresh_id("probe")).get_items(limit=1)
+    except ImportError as exc:
+        return f"{exc} (install: {SERVER_PEER_INSTALL})"
+    except Exception as exc:
+        return f"{target.url} does not answer: {str(exc).splitlines()[0]}"
+    return None
+
+
+@contextlib.asynccontextmanager
+async def _ours_redis(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
+    from agent_sessions.redis import RedisStore
+
+    prefix = f"bench:{run_id}:"
+    async with RedisStore(url, key_prefix=prefix) as store:
+        yield store.session
+        await _delete_redis_keys(url, prefix)
+
+
+@contextlib.asynccontextmanager
+async def _sdk_redis(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
+    import redis.asyncio as aioredis
+    from agents.extensions.memory.redis_session import RedisSession
+
+    client = aioredis.Redis.from_url(url)
+    prefix = f"bench-sdk:{run_id}"
+    try:
+        yield lambda session_id: RedisSession(session_id, redis_client=client, key_prefix=prefix)
+    finally:
+        await client.aclose()
+    await _delete_redis_keys(url, prefix)
+
+
+@contextlib.asynccontextmanager
+async def _ours_postgres(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
+    from agent_sessions.postgres import PostgresStore
+
+    table = f"bench_items_{run_id}"
+    async with PostgresStore(url, table=table) as store:
+        yield store.session
+    await _drop_tables(url, [table], migrated=table)
+
+
+@contextlib.asynccontextmanager
+async def _sdk_postgres(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
+    # Imported by name: SQLAlchemy and asyncpg are the peer's, not in our extras.
+    sqlalchemy_asyncio = importlib.import_module("sqlalchemy.ext.asyncio")
+    importlib.import_module("asyncpg")
+    peer = importlib.import_module("agents.extensions.memory.sqlalchemy_session")
+    engine = sqlalchemy_asyncio.create_async_engine(
+        "postgresql+asyncpg://" + url.split("://", 1)[1]
+    )
+    tables = (f"bench_sdk_sessions_{run_id}", f"bench_sdk_messages_{run_id}")
+    try:
+        yield lambda session_id: peer.SQLAlchemySession(
+            session_id,
+            engine=engine,
+            create_tables=True,
+            sessions_table=tables[0],
+            messages_table=tables[1],
+        )
+    finally:
+        await engine.dispose()
+    await _drop_tables(url, [tables[1], tables[0]])
+
+
+async def _delete_redis_keys(url: str, prefix: str) -> None:
+    import redis.asyncio as aioredis
+
+    async with aioredis.Redis.from_url(url) as client:
+        async for key in client.scan_iter(match=prefix.replace(":", "\\:") + "*", count=1000):
+            await client.delete(key)
+
+
+async def _drop_tables(url: str, tables: list[str], migrated: str | None = None) -> None:
+    import psycopg
+    from psycopg import sql
+
+    from agent_sessions.postgres import MIGRATIONS_TABLE
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        for table in tables:
+            await conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+        if migrated is not None:
+            await conn.execute(
+                sql.SQL("DELETE FROM {} WHERE table_name = %s").format(
+                    sql.Identifier(MIGRATIONS_TABLE)
+                ),
+                (migrated,),
+            )
+
+
+def _server_item(index: int) -> dict[str, Any]:
+    return {"role": "user", "content": f"message {index}"}
 
 
 # -- running and reporting -----------------------------------------------------------------
@@ -411,6 +764,9 @@ def main() -> None:
     print()
     with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
         asyncio.run(run(sizes, arguments.repeats, Path(directory)))
+    print()
+    server_sizes = ServerSizes().scaled(10) if arguments.quick else ServerSizes()
+    asyncio.run(run_servers(server_sizes, arguments.repeats))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ in earlier runs. Every backend implements the small async :class:`Session` proto
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from ._servers import SessionBackendError
 from .agent import Agent
 from .models import Model, OfflineModel, OpenAIChatCompletionsModel
 from .protocol import (
@@ -31,6 +34,10 @@ __all__ = [
     "Model",
     "OfflineModel",
     "OpenAIChatCompletionsModel",
+    "PostgresSession",
+    "PostgresStore",
+    "RedisSession",
+    "RedisStore",
     "RunConfig",
     "RunResult",
     "RunResultStreaming",
@@ -39,6 +46,7 @@ __all__ = [
     "SQLiteStore",
     "Session",
     "SessionABC",
+    "SessionBackendError",
     "SessionClosedError",
     "SessionError",
     "SessionSettings",
@@ -48,3 +56,24 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .postgres import PostgresSession, PostgresStore
+    from .redis import RedisSession, RedisStore
+
+# Optional backends load on first use, so their drivers are only needed by those who use them.
+_LAZY_EXPORTS = {
+    "PostgresSession": "postgres",
+    "PostgresStore": "postgres",
+    "RedisSession": "redis",
+    "RedisStore": "redis",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_sessions' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)

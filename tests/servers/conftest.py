@@ -1,0 +1,119 @@
+"""The servers the Redis and PostgreSQL tests run against, and their cleanup.
+
+``REDIS_URL`` and ``DATABASE_URL`` name them (defaults: the local servers `.ci/services`
+starts). A server that does not answer skips its tests with a one-line reason, except
+under ``CI=true`` where that is a failure. Every test run uses its own key prefix and its
+own table, removed at the end, so parallel runs and leftover data do not interfere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import psycopg
+import pytest
+import redis.asyncio as aioredis
+from psycopg import sql
+
+from agent_sessions.postgres import MIGRATIONS_TABLE
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: the server must be running)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+
+    async def ping() -> None:
+        client = aioredis.Redis.from_url(url, socket_connect_timeout=2)
+        try:
+            await client.ping()
+        finally:
+            await client.aclose()
+
+    try:
+        asyncio.run(ping())
+    except Exception as exc:
+        _unavailable(f"Redis not reachable at REDIS_URL={url}: {_first_line(exc)}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    try:
+        psycopg.connect(url, connect_timeout=2).close()
+    except Exception as exc:
+        _unavailable(f"PostgreSQL not reachable at DATABASE_URL={url}: {_first_line(exc)}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test run's own; its keys are deleted afterwards."""
+    prefix = f"agent_sessions_test:{uuid.uuid4().hex[:12]}:"
+    yield prefix
+
+    async def delete_keys() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            async for key in client.scan_iter(match=prefix.replace(":", "\\:") + "*"):
+                await client.delete(key)
+        finally:
+            await client.aclose()
+
+    asyncio.run(delete_keys())
+
+
+@pytest.fixture(scope="session")
+def postgres_tables(database_url: str) -> Iterator[list[str]]:
+    """Tables created by this test run (append to the list); dropped afterwards."""
+    tables: list[str] = []
+    yield tables
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for table in tables:
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+            conn.execute(
+                sql.SQL("DELETE FROM {} WHERE table_name = %s").format(
+                    sql.Identifier(MIGRATIONS_TABLE)
+                ),
+                (table,),
+            )
+
+
+@pytest.fixture(scope="session")
+def postgres_table(postgres_tables: list[str]) -> str:
+    """The table this test run's PostgreSQL sessions share."""
+    table = f"test_items_{uuid.uuid4().hex[:12]}"
+    postgres_tables.append(table)
+    return table
+
+
+@pytest.fixture
+def fresh_postgres_table(postgres_tables: list[str]) -> str:
+    """A table of one test's own (for schema and migration tests)."""
+    table = f"test_items_{uuid.uuid4().hex[:12]}"
+    postgres_tables.append(table)
+    return table
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    """A client of the test's own, for looking at what the store wrote."""
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()

@@ -1,0 +1,99 @@
+"""A fault-injecting TCP proxy on a spare loopback port, for outage tests.
+
+It forwards bytes between clients and a real server until told to break things:
+``cut()`` aborts every open connection, ``down()`` makes new connections fail until
+``up()``, and ``cut_next_request`` breaks the next request at a chosen point (before it
+is complete, or after the server answered but before the answer reaches the client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Literal
+
+CutPoint = Literal["mid_request", "before_reply"]
+
+
+class FaultyProxy:
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target_host = target_host
+        self.target_port = target_port
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._down = False
+        self._armed: CutPoint | None = None
+        self.tripped = asyncio.Event()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        self.cut()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def cut(self) -> None:
+        """Abort every connection open now (both sides see a reset)."""
+        for writer in list(self._writers):
+            writer.transport.abort()
+        self._writers.clear()
+
+    def down(self) -> None:
+        """Cut everything, and close every new connection at once until ``up()``."""
+        self._down = True
+        self.cut()
+
+    def up(self) -> None:
+        self._down = False
+
+    def cut_next_request(self, where: CutPoint) -> None:
+        """Break the next request: ``mid_request`` forwards only part of its first chunk
+        to the server; ``before_reply`` lets it through but drops the server's answer."""
+        self._armed = where
+        self.tripped.clear()
+
+    async def _serve(
+        self, client_reader: asyncio.StreamReader, client: asyncio.StreamWriter
+    ) -> None:
+        if self._down:
+            client.transport.abort()
+            return
+        try:
+            server_reader, server = await asyncio.open_connection(
+                self.target_host, self.target_port
+            )
+        except OSError:
+            client.transport.abort()
+            return
+        self._writers.update((client, server))
+        await asyncio.gather(
+            self._pump(client_reader, server, upstream=True),
+            self._pump(server_reader, client, upstream=False),
+        )
+
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, upstream: bool
+    ) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while chunk := await reader.read(65536):
+                if upstream and self._armed == "mid_request" and len(chunk) > 1:
+                    writer.write(chunk[: len(chunk) // 2])
+                    await writer.drain()
+                    self._trip()
+                    return
+                if not upstream and self._armed == "before_reply":
+                    self._trip()
+                    return
+                writer.write(chunk)
+                await writer.drain()
+        writer.transport.abort()
+        self._writers.discard(writer)
+
+    def _trip(self) -> None:
+        self._armed = None
+        self.tripped.set()
+        self.cut()

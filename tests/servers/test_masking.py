@@ -1,0 +1,26 @@
+"""Passwords never appear in the URLs our errors and repr show."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_sessions._servers import mask_url
+
+
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("redis://default:s3cret@host:6379/0", "redis://default:***@host:6379/0"),
+        ("redis://:s3cret@host/0", "redis://:***@host/0"),
+        ("postgresql://app:p%40ss@[::1]:5432/db", "postgresql://app:***@[::1]:5432/db"),
+        (
+            "postgresql://app@host/db?password=s3cret&sslmode=require",
+            "postgresql://app@host/db?password=***&sslmode=require",
+        ),
+        ("host=db user=app password='se cret' dbname=x", "host=db user=app password=*** dbname=x"),
+        ("host=db password=s3cret", "host=db password=***"),
+        ("redis://host:6379/0", "redis://host:6379/0"),
+    ],
+)
+def test_mask_url_hides_the_password(url: str, masked: str) -> None:
+    assert mask_url(url) == masked
