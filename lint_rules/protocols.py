@@ -115,7 +115,7 @@ def _plan_file(
     context = FileContext(path, text)
     source = file_source(path, tree)
     lines = [*text.splitlines(), "", PROBE_HEADER]
-    probes = []
+    probes: list[Probe] = []
     for index, target in enumerate(matching):
         protocol = target.protocol
         implementations = [
