@@ -1,0 +1,238 @@
+"""LR002 unknown-literal on real projects: declarations read statically, the real SDK, errors."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import Lint
+
+from lint_rules.config import load_config
+from lint_rules.engine import RunOptions, run
+from lint_rules.rule import ConfigError
+from lint_rules.rules import UnknownLiteralRule
+from lint_rules.static import literal_values
+
+SDK_FIELD = '"RunItemStreamEvent.name" = "agents.stream_events:RunItemStreamEvent.name"'
+
+DECLARATIONS = """
+    from typing import Literal, TypeAlias, Union, Optional
+    import typing
+    import typing_extensions as te
+    from dataclasses import dataclass
+    from typing_extensions import TypedDict
+    from pydantic import BaseModel
+
+    raise SystemExit("read, never imported")
+
+    Plain = Literal["queued", "running"]
+    Annotated: TypeAlias = typing.Literal["done"]
+    Extension = te.Literal["failed"]
+    Both = Plain | Annotated
+    Either = Union[Plain, Literal["cancelled"]]
+    Maybe = Optional[Extension]
+    Quoted: TypeAlias = "Literal['paused']"
+    NotLiteral = str
+
+    @dataclass
+    class Job:
+        state: Both
+        label: str
+
+    class Payload(TypedDict):
+        kind: Literal["start", "stop"]
+
+    class Model(BaseModel):
+        level: Literal["low", "high"]
+
+    class Child(Model):
+        pass
+"""
+
+
+def _write(path: Path, source: str) -> None:
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def _configure(project: Path, *entries: str) -> None:
+    (project / "pyproject.toml").write_text("[tool.lint_rules.literals]\n" + "\n".join(entries))
+
+
+@pytest.fixture
+def declared(project: Path) -> Path:
+    """A project with a ``states`` module declaring Literals every supported way."""
+    _write(project / "states.py", DECLARATIONS)
+    return project
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("Plain", ("queued", "running")),
+        ("Annotated", ("done",)),
+        ("Extension", ("failed",)),
+        ("Both", ("queued", "running", "done")),
+        ("Either", ("queued", "running", "cancelled")),
+        ("Maybe", ("failed",)),
+        ("Quoted", ("paused",)),
+        ("Job.state", ("queued", "running", "done")),
+        ("Payload.kind", ("start", "stop")),
+        ("Model.level", ("low", "high")),
+        ("Child.level", ("low", "high")),
+    ],
+)
+def test_declaration_values_are_read_from_source_without_running_it(
+    declared: Path, name: str, values: tuple[str, ...]
+) -> None:
+    assert literal_values("states", name) == values
+
+
+def test_pep_695_type_statement_is_read(project: Path) -> None:
+    _write(
+        project / "modern.py", 'from typing import Literal\ntype Color = Literal["red", "blue"]\n'
+    )
+
+    assert literal_values("modern", "Color") == ("red", "blue")
+
+
+def test_alias_imported_from_another_module_is_followed(project: Path) -> None:
+    (project / "pkg").mkdir()
+    _write(project / "pkg" / "__init__.py", "raise ImportError('never run')\n")
+    _write(project / "pkg" / "base.py", 'from typing import Literal\nColor = Literal["red"]\n')
+    _write(project / "pkg" / "more.py", 'from .base import Color\nfrom typing import Literal\n'
+           'Shade = Color | Literal["teal"]\n')  # fmt: skip
+
+    assert literal_values("pkg.more", "Shade") == ("red", "teal")
+
+
+def test_real_sdk_event_name_typo_is_flagged_with_the_sdk_spelling(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SDK_FIELD)
+    (project / "handler.py").write_text(
+        "async def on_events(result):\n"
+        "    async for event in result.stream_events():\n"
+        '        if event.name == "handoff_occurred":\n'
+        "            print(event.item)\n"
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.code == 1
+    assert outcome.out.splitlines()[0] == (
+        "handler.py:3:26: LR002 [*] 'handoff_occurred' is not a value of "
+        "`RunItemStreamEvent.name`; did you mean 'handoff_occured'?"  # noqa: LR001
+    )
+
+
+def test_unsafe_fix_applies_the_suggestion_only_with_unsafe_fixes(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SDK_FIELD)
+    handler = project / "handler.py"
+    handler.write_text('if event.name in ("tool_called", "handoff_occurred"):\n    pass\n')
+
+    assert lint("fix").code == 1
+    assert "handoff_occurred" in handler.read_text()
+    assert lint("fix", "--unsafe-fixes").code == 0
+    assert handler.read_text() == (
+        'if event.name in ("tool_called", "handoff_occured"):\n    pass\n'  # noqa: LR001
+    )
+
+
+def test_ambiguous_suggestion_is_reported_without_a_fix(project: Path, lint: Lint) -> None:
+    _write(
+        project / "kinds.py",
+        'from typing import Literal\nKind = Literal["tool_call", "tool_calls"]\n',
+    )
+    _configure(project, '"kind" = "kinds:Kind"')
+    (project / "use.py").write_text("if item.kind == 'tool_cal':\n    pass\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.splitlines()[0] == (
+        "use.py:1:17: LR002 'tool_cal' is not a value of `kind`; did you mean 'tool_call'?"
+    )
+
+
+def test_keyword_to_the_declaring_class_is_checked_and_other_calls_are_not(
+    declared: Path, lint: Lint
+) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"')
+    (declared / "use.py").write_text("Job(state='finished')\nOther(state='finished')\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.splitlines()[:-1] == [
+        "use.py:1:11: LR002 'finished' is not a value of `Job.state`; "
+        "allowed: 'done', 'queued', 'running'"
+    ]
+
+
+def test_keys_with_the_same_attribute_allow_the_union_of_their_values(
+    declared: Path, lint: Lint
+) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"', '"Task.state" = "states:Payload.kind"')
+    (declared / "use.py").write_text(
+        "ok = item.state in ('done', 'stop')\nbad = item.state == 'x'\n"
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.splitlines()[0].startswith("use.py:2:21: LR002 'x' is not a value of ")
+    assert "`Job.state, Task.state`" in outcome.out
+    assert "Found 1 error." in outcome.out
+
+
+def test_file_without_the_field_name_is_never_parsed(declared: Path) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"')
+    (declared / "mentions.py").write_text("x = job.state\n")
+    (declared / "unrelated.py").write_text("print('hello')\n")
+    config = load_config(declared, [UnknownLiteralRule])
+
+    result = run(
+        [declared / "mentions.py", declared / "unrelated.py"],
+        config,
+        [UnknownLiteralRule],
+        RunOptions(use_cache=False),
+    )
+
+    assert {r.path.name: r.parsed for r in result.files} == {
+        "mentions.py": True,
+        "unrelated.py": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ('"state" = "no_such_module:State"', "module 'no_such_module' not found"),
+        ('"state" = "states:Missing"', "states: no module-level name 'Missing'"),
+        ('"state" = "states:NotLiteral"', "states:NotLiteral is not a Literal of strings"),
+        ('"state" = "states:Job.label"', "states:Job.label is not a Literal of strings"),
+        ('"state" = "states:Job.nothing"', "no annotated class attribute 'Job.nothing'"),
+        ('"state" = "states"', 'expected "module:Name" or "module:Class.attr"'),
+        ('"a.b.c" = "states:Plain"', 'expected "attr" or "Class.attr"'),
+        ('"state" = "broken:Plain"', "cannot parse the source of module 'broken'"),
+        ('"state" = "binary:Plain"', "cannot read the source of module 'binary'"),
+    ],
+)
+def test_bad_declaration_is_a_configuration_error_naming_it(
+    declared: Path, lint: Lint, entry: str, complaint: str
+) -> None:
+    (declared / "broken.py").write_text("Plain = Literal[\n")
+    (declared / "binary.py").write_bytes(b"Plain = '\xff'\n")
+    _configure(declared, entry)
+    (declared / "use.py").write_text("x.state == 'a'\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.code == 2
+    assert "'literals'" in outcome.err
+    assert complaint in outcome.err
+
+
+def test_literals_option_must_be_a_table() -> None:
+    with pytest.raises(ConfigError, match="'literals' must be a table"):
+        UnknownLiteralRule({"literals": ["state"]})
