@@ -11,7 +11,7 @@ from conftest import Lint
 from lint_rules.config import load_config
 from lint_rules.engine import RunOptions, run
 from lint_rules.rule import ConfigError
-from lint_rules.rules import UnknownLiteralRule
+from lint_rules.rules.unknown_literal import UnknownLiteralRule
 from lint_rules.static import literal_values
 
 SDK_FIELD = '"RunItemStreamEvent.name" = "agents.stream_events:RunItemStreamEvent.name"'
