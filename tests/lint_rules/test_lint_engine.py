@@ -220,7 +220,10 @@ def test_prefilter_keeps_unrelated_files_from_being_parsed(project: Path) -> Non
 
     result = run([project], config, [StaleNameRule], RunOptions(use_cache=False))
 
-    assert {r.path.name: r.parsed for r in result.files} == {"related.py": True, "unrelated.py": False}
+    assert {r.path.name: r.parsed for r in result.files} == {
+        "related.py": True,
+        "unrelated.py": False,
+    }
 
 
 def test_warm_cache_parses_nothing_and_reports_the_same(project: Path) -> None:
