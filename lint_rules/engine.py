@@ -9,11 +9,9 @@ from __future__ import annotations
 import ast
 import codecs
 import io
-import multiprocessing
 import re
 import tokenize
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,7 +61,8 @@ class FileResult:
     skipped: bool = False
     fixed: int = 0
     diff: str = ""
-    fixed_text: str | None = None
+    fixed_source: bytes | None = None
+    """For stdin in fix mode: the fixed source, in the input's encoding."""
     error: str | None = None
     """Why a fix was not written (refused or failed), if it was not."""
 
@@ -110,7 +109,7 @@ def run(
 def run_stdin(
     data: bytes, filename: Path, config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> FileResult:
-    """Check (or fix, returning ``fixed_text``) source read from standard input."""
+    """Check (or fix, returning ``fixed_source``) source read from standard input."""
     return Worker(rules, config, options).run_bytes(filename, data, write=False)
 
 
@@ -128,6 +127,9 @@ def _run_files(
     jobs = min(options.jobs, len(paths) // MIN_FILES_PER_PROCESS)
     if jobs <= 1:
         return Worker(rules, config, options).run_batch(paths)
+    import multiprocessing  # only here: a warm or small run should not pay for it
+    from concurrent.futures import ProcessPoolExecutor
+
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
     methods = multiprocessing.get_all_start_methods()
@@ -209,7 +211,7 @@ class Worker:
                 unified_diff(display_path(result.path), text, outcome.text) if changed else ""
             )
         elif not write:
-            result.fixed_text = outcome.text
+            result.fixed_source = outcome.text.encode(encoding)
         elif changed:
             try:
                 write_atomic(result.path, outcome.text.encode(encoding))
@@ -218,7 +220,12 @@ class Worker:
                 result.fixed = 0
 
     def _skipped(self, text: str) -> bool:
-        header = "\n".join(text.splitlines()[:HEADER_LINES])
+        end = -1
+        for _ in range(HEADER_LINES):
+            end = text.find("\n", end + 1)
+            if end < 0:
+                break
+        header = text if end < 0 else text[:end]
         if _SKIP_FILE.search(header):
             return True
         return not self.options.include_generated and "@generated" in header

@@ -6,19 +6,31 @@ import ast
 import codecs
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from conftest import (
-    BannedNameRule,
-    BatchRule,
-    CrashingRule,
-    Lint,
-    TodoCommentRule,
-)
 
 from lint_rules.config import load_config
 from lint_rules.engine import RunOptions, run
-from lint_rules.rules import ALL_RULES, StaleNameRule
+from lint_rules.rules import ALL_RULES
+from lint_rules.rules.stale_name import StaleNameRule
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import (
+        BannedNameRule,
+        BatchRule,
+        CrashingRule,
+        Lint,
+        TodoCommentRule,
+    )
+else:
+    from rule_fixtures import (
+        BannedNameRule,
+        BatchRule,
+        CrashingRule,
+        Lint,
+        TodoCommentRule,
+    )
 
 MESSAGE = "`old_name` was renamed to `new_name`"
 
