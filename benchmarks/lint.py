@@ -121,34 +121,65 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lint-bench-") as temporary:
         workspace = Path(temporary)
         _write_config(workspace)
-        sources = {"pip": Path(pip.__file__).parent, "stdlib": Path(sysconfig.get_paths()["stdlib"])}
+        sources = {
+            "pip": Path(pip.__file__).parent,
+            "stdlib": Path(sysconfig.get_paths()["stdlib"]),
+        }
         for name, source in sources.items():
             if arguments.corpus not in (name, "all"):
                 continue
             corpus = workspace / name
-            _copy_python_files(source, corpus, skipped=STDLIB_SKIPPED if name == "stdlib" else set())
+            _copy_python_files(
+                source, corpus, skipped=STDLIB_SKIPPED if name == "stdlib" else set()
+            )
             _benchmark(name, corpus, workspace, with_fixit=not arguments.skip_fixit)
 
 
 def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> None:
     files = sum(1 for _ in corpus.rglob("*.py"))
     lines = sum(path.read_bytes().count(b"\n") for path in corpus.rglob("*.py"))
-    ours = [sys.executable, "-m", "lint_rules", "check", "--exit-zero", "--format", "json", str(corpus)]
+    ours = [
+        sys.executable,
+        "-m",
+        "lint_rules",
+        "check",
+        "--exit-zero",
+        "--format",
+        "json",
+        str(corpus),
+    ]
     results: dict[str, Measurement] = {}
 
     def record(key: str, label: str, command: list[str], count: str | None = None) -> None:
         results[key] = _measure(label, command, workspace, count)
 
     record("ast", "stdlib `ast.parse`, 1 process", [sys.executable, "-c", PARSE_AST, str(corpus)])
-    record("libcst", "libcst parse only, 2 processes",
-           [sys.executable, "-c", PARSE_LIBCST, str(corpus), "2"])  # fmt: skip
+    record(
+        "libcst",
+        "libcst parse only, 2 processes",
+        [sys.executable, "-c", PARSE_LIBCST, str(corpus), "2"],
+    )
     record("cold", "lint_rules check, cold (`--no-cache`)", [*ours, "--no-cache"], "json")
-    record("all", "lint_rules check, cold, prefilters off", [*ours, "--no-cache", "--no-prefilter"], "json")
+    record(
+        "all",
+        "lint_rules check, cold, prefilters off",
+        [*ours, "--no-cache", "--no-prefilter"],
+        "json",
+    )
     shutil.rmtree(workspace / ".lint_rules_cache", ignore_errors=True)
     _measure("prime the cache", ours, workspace, None)
     record("warm", "lint_rules check, warm (cache)", ours, "json")
-    ruff = [str(Path(sys.executable).with_name("ruff")), "check", "--select", "ALL", "--no-cache",
-            "--isolated", "--exit-zero", "--quiet", str(corpus)]  # fmt: skip
+    ruff = [
+        str(Path(sys.executable).with_name("ruff")),
+        "check",
+        "--select",
+        "ALL",
+        "--no-cache",
+        "--isolated",
+        "--exit-zero",
+        "--quiet",
+        str(corpus),
+    ]
     record("ruff", "ruff `--select ALL --no-cache`", ruff)
     if with_fixit:
         fixit = [str(FIXIT_VENV / "bin" / "fixit"), "lint", str(corpus)]
@@ -159,12 +190,16 @@ def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> No
     for measurement in results.values():
         rate = files / measurement.seconds
         found = "" if measurement.findings is None else str(measurement.findings)
-        print(f"| {measurement.label} | {measurement.seconds:.2f} | {rate:,.0f} "
-              f"| {measurement.peak_mib:.0f} | {found} |")  # fmt: skip
+        print(
+            f"| {measurement.label} | {measurement.seconds:.2f} | {rate:,.0f} "
+            f"| {measurement.peak_mib:.0f} | {found} |"
+        )
     print()
     _ratio("Fixit / lint_rules cold (target >= 50)", results, "fixit", "cold")
     _ratio("lint_rules warm / ruff (target <= 3)", results, "warm", "ruff")
-    _ratio("lint_rules prefilters off / libcst parse 2 proc (target <= 2)", results, "all", "libcst")
+    _ratio(
+        "lint_rules prefilters off / libcst parse 2 proc (target <= 2)", results, "all", "libcst"
+    )
 
 
 def _ratio(label: str, results: dict[str, Measurement], over: str, under: str) -> None:
@@ -174,7 +209,9 @@ def _ratio(label: str, results: dict[str, Measurement], over: str, under: str) -
 
 def _measure(label: str, command: list[str], workspace: Path, count: str | None) -> Measurement:
     with tempfile.NamedTemporaryFile(suffix=".json") as report_file:
-        subprocess.run([sys.executable, "-c", MEASURE, report_file.name, *command], cwd=workspace, check=True)
+        subprocess.run(
+            [sys.executable, "-c", MEASURE, report_file.name, *command], cwd=workspace, check=True
+        )
         report = json.loads(Path(report_file.name).read_text())
     if report["code"] not in (0, 1):
         raise SystemExit(f"{label} failed ({report['code']}):\n{report['stderr'][-2000:]}")
@@ -219,8 +256,10 @@ def _machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{time.strftime('%Y-%m-%d', time.gmtime())}; {cpu}; {os.cpu_count()} CPUs; "
-            f"Python {platform.python_version()}; {platform.system()} {platform.release()}")  # fmt: skip
+    return (
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}; {cpu}; {os.cpu_count()} CPUs; "
+        f"Python {platform.python_version()}; {platform.system()} {platform.release()}"
+    )
 
 
 if __name__ == "__main__":

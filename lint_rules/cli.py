@@ -44,6 +44,9 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
     except (ConfigError, DiscoveryError) as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as error:  # a bug or a dead worker: exit 2 with a message, not a traceback
+        print(f"lint-rules: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _parser() -> argparse.ArgumentParser:

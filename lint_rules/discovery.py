@@ -10,9 +10,21 @@ import pathspec
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ALWAYS_SKIPPED = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", ".tox", "__pycache__", "node_modules",
-     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".lint_rules_cache"}
-)  # fmt: skip
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        "__pycache__",
+        "node_modules",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".lint_rules_cache",
+    }
+)
 """Directory names never walked into (they can still be named explicitly)."""
 
 

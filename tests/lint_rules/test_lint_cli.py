@@ -13,9 +13,9 @@ from lint_rules.docs import rules_markdown
 from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import DyingRule, Lint
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import DyingRule, Lint
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 MESSAGE = "`old_name` was renamed to `new_name`"
@@ -197,6 +197,26 @@ def test_fix_from_stdin_prints_the_fixed_code_byte_for_byte(project: Path) -> No
     assert result.returncode == 0
     assert result.stdout == codecs.BOM_UTF8 + b"x = new_name\r\n"
     assert b"Fixed 1 error, 0 remaining." in result.stderr
+
+
+def test_console_script_runs_the_same_command_line(project: Path) -> None:
+    (project / "a.py").write_text("old_name()\n")
+    script = Path(sys.executable).with_name("lint-rules")
+
+    result = subprocess.run([str(script), "check"], cwd=project, capture_output=True, text=True)
+
+    assert result.returncode == 1
+    assert f"a.py:1:1: LR001 [*] {MESSAGE}" in result.stdout
+
+
+def test_worker_that_dies_is_an_internal_error_exit_2(project: Path, lint: Lint) -> None:
+    for number in range(40):  # enough files for two worker processes
+        (project / f"m{number:02}.py").write_text("die_here()\n")
+
+    outcome = lint("check", "--no-cache", "--jobs", "2", rules=[*ALL_RULES, DyingRule])
+
+    assert outcome.code == 2
+    assert "lint-rules: internal error: BrokenProcessPool" in outcome.err
 
 
 def test_usage_error_exits_2(project: Path) -> None:
