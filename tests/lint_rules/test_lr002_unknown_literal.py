@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from conftest import Lint
 
 from lint_rules.config import load_config
 from lint_rules.engine import RunOptions, run
 from lint_rules.rule import ConfigError
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
 from lint_rules.static import literal_values
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
 
 SDK_FIELD = '"RunItemStreamEvent.name" = "agents.stream_events:RunItemStreamEvent.name"'
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from conftest import Lint
 
 from lint_rules.config import load_config
 from lint_rules.engine import RunOptions, run
 from lint_rules.rules.protocol_conformance import ProtocolConformanceRule, parameter_changes
 from lint_rules.static import Parameter
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
 
 SESSION = '"agent_sessions.protocol:Session" = ["backends/**"]'
 SESSION_SIGNATURE = "`async def pop_item(self) -> Item | None`"
