@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from io import StringIO
@@ -82,7 +81,7 @@ def _run(directory: Path, *arguments: str) -> Run:
 
 
 @pytest.fixture(scope="module")
-def broken_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def broken_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A strict-mypy project with one protocol and broken implementations of it."""
     root = tmp_path_factory.mktemp("protocols")
     (root / "pyproject.toml").write_text(
@@ -92,7 +91,7 @@ def broken_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (root / "impls").mkdir()
     for name, source in BROKEN.items():
         (root / "impls" / name).write_text(textwrap.dedent(source))
-    yield root
+    return root
 
 
 @pytest.fixture(scope="module")
