@@ -11,7 +11,7 @@ import codecs
 import io
 import re
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +58,6 @@ class FileResult:
     digest: str = ""
     parsed: bool = False
     cached: bool = False
-    skipped: bool = False
     fixed: int = 0
     diff: str = ""
     fixed_source: bytes | None = None
@@ -72,12 +71,6 @@ class RunResult:
     """Every file's result, sorted by path."""
 
     files: list[FileResult]
-
-    @property
-    def findings(self) -> Iterator[tuple[FileResult, Finding]]:
-        for result in self.files:
-            for finding in result.findings:
-                yield result, finding
 
     @property
     def parsed_count(self) -> int:
@@ -191,17 +184,18 @@ class Worker:
             result.findings = [_file_error(f"cannot decode file: {error.msg}")]
             return result
         if self._skipped(text):
-            result.skipped = True
             return result
+        ignored = self._ignored_codes(path)
         if self.options.fix:
-            self._fix(result, text, encoding, write)
+            self._fix(result, text, encoding, write, ignored)
         else:
-            result.findings, result.parsed = self.checker.check(path, text)
-        result.findings = self._without_ignored(path, result.findings)
+            result.findings, result.parsed = self.checker.check(path, text, ignored)
         return result
 
-    def _fix(self, result: FileResult, text: str, encoding: str, write: bool) -> None:
-        outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes)
+    def _fix(
+        self, result: FileResult, text: str, encoding: str, write: bool, ignored: tuple[str, ...]
+    ) -> None:
+        outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes, ignored)
         result.findings, result.parsed = outcome.findings, True
         result.error = outcome.error
         changed = outcome.text != text
@@ -230,20 +224,20 @@ class Worker:
             return True
         return not self.options.include_generated and "@generated" in header
 
-    def _without_ignored(self, path: Path, findings: list[Finding]) -> list[Finding]:
-        if not self.per_file_ignores or not findings:
-            return findings
+    def _ignored_codes(self, path: Path) -> tuple[str, ...]:
+        """The code prefixes ``per-file-ignores`` turns off for ``path``."""
+        if not self.per_file_ignores:
+            return ()
         try:
             relative = path.resolve().relative_to(self.config.root).as_posix()
         except ValueError:
             relative = path.as_posix()
-        ignored = tuple(
+        return tuple(
             code
             for spec, codes in self.per_file_ignores
             if spec.match_file(relative)
             for code in codes
         )
-        return [finding for finding in findings if not finding.code.startswith(ignored)]
 
 
 @dataclass(frozen=True)
@@ -254,12 +248,16 @@ class FixOutcome:
     error: str | None = None
 
 
-def fix_text(checker: Checker, path: Path, text: str, unsafe_fixes: bool) -> FixOutcome:
+def fix_text(
+    checker: Checker, path: Path, text: str, unsafe_fixes: bool, ignored: tuple[str, ...] = ()
+) -> FixOutcome:
     """Apply fixes to a fixed point (at most ``MAX_FIX_PASSES``), never breaking syntax.
 
-    If the fixed text does not parse, nothing is applied and ``error`` says why.
+    Findings whose code starts with an ``ignored`` prefix are neither reported
+    nor fixed. If the fixed text does not parse, nothing is applied and
+    ``error`` says why.
     """
-    findings, _ = checker.check(path, text)
+    findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
     for _ in range(MAX_FIX_PASSES):
         fixes = [f.fix for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
@@ -267,11 +265,11 @@ def fix_text(checker: Checker, path: Path, text: str, unsafe_fixes: bool) -> Fix
             break
         current, count = apply_fixes(current, fixes)
         applied += count
-        findings, _ = checker.check(path, current)
+        findings, _ = checker.check(path, current, ignored)
     if current != text:
         problem = syntax_problem(current)
         if problem is not None:
-            original, _ = checker.check(path, text)
+            original, _ = checker.check(path, text, ignored)
             return FixOutcome(
                 text, 0, original, f"fix refused, the result would not parse: {problem}"
             )
@@ -328,8 +326,14 @@ class Checker:
             except Exception as error:
                 self._batch_failures[index] = _describe(error)
 
-    def check(self, path: Path, text: str) -> tuple[list[Finding], bool]:
-        """Findings for one text (suppressions applied), and whether it was parsed."""
+    def check(
+        self, path: Path, text: str, ignored: tuple[str, ...] = ()
+    ) -> tuple[list[Finding], bool]:
+        """Findings for one text, and whether it was parsed.
+
+        ``# noqa: CODE`` comments apply; codes starting with an ``ignored`` prefix
+        are dropped.
+        """
         context = FileContext(path, text)
         failures = dict(self._batch_failures)
         admitted = []
@@ -369,6 +373,8 @@ class Checker:
             rule = self.rules[index]
             message = f"internal error in rule {rule.CODE} ({rule.NAME}) on {path}: {reason}"
             findings.append(Finding("LR999", message, 1, 1, 1, 1))
+        if ignored:
+            findings = [finding for finding in findings if not finding.code.startswith(ignored)]
         return _unsuppressed(findings, context), context.parsed
 
     def _traverse(self, tree: ast.AST, admitted: tuple[int, ...], failures: dict[int, str]) -> None:

@@ -69,6 +69,7 @@ class StaleNameRule(Rule):
         Valid("handoff_occured_at = 1", options=_RENAMES),
         Valid("handoff_occured()"),
         Valid('NAMES = {"handoff_occ" "ured": 1}', options=_RENAMES),
+        Valid("KEY = b'handoff_occured'", options=_RENAMES),
     )
     INVALID = (
         Invalid(
@@ -167,6 +168,20 @@ class StaleNameRule(Rule):
             message="`handoff_occured` was renamed to `handoff_occurred`",
             line=1, column=17, end_line=1, end_column=35,
             replacement="if item.type == r'handoff_occurred':\n    pass\n",
+            options=_RENAMES,
+        ),
+        Invalid(
+            "from events import (\n    emit,\n    handoff_occured,\n)\n",
+            message="`handoff_occured` was renamed to `handoff_occurred`",
+            line=3, column=5, end_line=3, end_column=20,
+            replacement="from events import (\n    emit,\n    handoff_occurred,\n)\n",
+            options=_RENAMES,
+        ),
+        Invalid(
+            'HANDLERS = {"handoff_occured": on_handoff}',
+            message="`handoff_occured` was renamed to `handoff_occurred`",
+            line=1, column=13, end_line=1, end_column=30,
+            replacement='HANDLERS = {"handoff_occurred": on_handoff}',
             options=_RENAMES,
         ),
     )  # fmt: skip

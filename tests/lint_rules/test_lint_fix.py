@@ -37,6 +37,20 @@ def test_fix_rewrites_every_use_and_reports_nothing_left(project: Path, lint: Li
     assert outcome.out == "Fixed 4 errors, 0 remaining.\n"
 
 
+def test_fix_leaves_files_whose_findings_per_file_ignores_turn_off(
+    project: Path, lint: Lint
+) -> None:
+    (project / "pyproject.toml").write_text(
+        "[tool.lint_rules]\nper-file-ignores = { 'legacy/**' = ['LR001'] }\n"
+        "[tool.lint_rules.renames]\nold_name = 'new_name'\n"
+    )
+    (project / "legacy").mkdir()
+    (project / "legacy" / "m.py").write_text("old_name()\n")
+
+    assert lint("fix").code == 0
+    assert (project / "legacy" / "m.py").read_text() == "old_name()\n"
+
+
 def test_second_fix_changes_nothing(project: Path, lint: Lint) -> None:
     target = project / "m.py"
     target.write_text("old_name = 1\nprint(old_name)\n")
