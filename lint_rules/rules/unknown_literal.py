@@ -29,7 +29,10 @@ class UnknownLiteralRule(Rule):
     declaring class's constructor as that keyword. The field is recognised at
     use sites as an attribute (`event.name`) or a subscript (`event["name"]`)
     with its name. A string that is not allowed is reported with the closest
-    allowed value.
+    allowed value. Since any object may have an attribute of that name, a
+    compared string that resembles no allowed value is taken to belong to
+    another field (`os.name == "nt"`) and is not reported; a keyword argument
+    to the declaring class is always checked.
 
     ## Why is this bad?
     A misspelt value in a comparison is never an error at run time: the branch
@@ -79,6 +82,7 @@ class UnknownLiteralRule(Rule):
         Valid("if event.name == other.name:\n    pass\n", options=_EVENTS),
         Valid("flagged = event.name in {'tool_called', 'tool_output'}\n", options=_EVENTS),
         Valid("if event.name == 'anything':\n    pass\n"),
+        Valid("import os\nif os.name == 'nt':\n    pass\n", options=_EVENTS),
     )
     INVALID = (
         Invalid(
@@ -162,7 +166,7 @@ class UnknownLiteralRule(Rule):
                 fields = self._fields_of(left)
                 if fields and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                     for element in right.elts:
-                        self._check_value(element, fields)
+                        self._check_value(element, fields, certain=False)
             left = right
 
     def visit_Match(self, node: ast.Match) -> None:
@@ -174,7 +178,7 @@ class UnknownLiteralRule(Rule):
             while pending:
                 pattern = pending.pop()
                 if isinstance(pattern, ast.MatchValue):
-                    self._check_value(pattern.value, fields)
+                    self._check_value(pattern.value, fields, certain=False)
                 elif isinstance(pattern, ast.MatchOr):
                     pending.extend(pattern.patterns)
                 elif isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
@@ -189,7 +193,7 @@ class UnknownLiteralRule(Rule):
         for keyword in node.keywords:
             field = owned.get(keyword.arg) if keyword.arg is not None else None
             if field is not None:
-                self._check_value(keyword.value, [field])
+                self._check_value(keyword.value, [field], certain=True)
 
     def _fields_of(self, node: ast.expr) -> list[Field]:
         if isinstance(node, ast.Attribute):
@@ -203,9 +207,11 @@ class UnknownLiteralRule(Rule):
     def _check_pair(self, field_side: ast.expr, value_side: ast.expr) -> None:
         fields = self._fields_of(field_side)
         if fields:
-            self._check_value(value_side, fields)
+            self._check_value(value_side, fields, certain=False)
 
-    def _check_value(self, node: ast.expr, fields: Sequence[Field]) -> None:
+    def _check_value(self, node: ast.expr, fields: Sequence[Field], certain: bool) -> None:
+        """Report ``node`` if it is a string none of ``fields`` allows; unless ``certain``
+        that the value is the field's, only when it resembles an allowed value."""
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
             return
         value = node.value
@@ -213,6 +219,8 @@ class UnknownLiteralRule(Rule):
             return
         allowed = sorted({allowed for field in fields for allowed in field.values})
         suggestion, clear = closest(value, allowed)
+        if suggestion is None and not certain:
+            return
         if suggestion is not None:
             hint = f"; did you mean {suggestion!r}?"
         else:
