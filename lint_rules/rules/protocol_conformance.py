@@ -226,8 +226,8 @@ class ProtocolTarget:
     """A configured protocol and the files where its implementations live."""
 
     protocol: ProtocolSpec
-    patterns: tuple[str, ...]
     spec: pathspec.GitIgnoreSpec
+    """The configured globs, matched against paths relative to the project root."""
 
     def admits(self, text: str) -> bool:
         """Whether ``text`` may define an implementation: it names the protocol or its
@@ -261,7 +261,7 @@ def parse_protocols(table: object) -> list[ProtocolTarget]:
         except ConfigError as error:
             raise ConfigError(f"'protocols' {key!r}: {error}") from error
         spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        targets.append(ProtocolTarget(protocol, tuple(patterns), spec))
+        targets.append(ProtocolTarget(protocol, spec))
     return targets
 
 
