@@ -157,6 +157,47 @@ def test_session_attribute_never_assigned_is_missing(project: Path, lint: Lint) 
     ]
 
 
+def test_subclass_of_a_detected_abc_imported_relatively_is_an_implementation(
+    project: Path, lint: Lint
+) -> None:
+    _write(project / "pkg" / "__init__.py", "")
+    _write(
+        project / "pkg" / "contract.py",
+        """
+        import abc
+        from typing import Protocol
+
+        class Reader(Protocol):
+            def read(self, size: int = -1) -> bytes: ...
+            def close(self) -> None: ...
+
+        class ReaderBase(abc.ABC):
+            @abc.abstractmethod
+            def read(self, size: int = -1) -> bytes: ...
+
+            @abc.abstractmethod
+            def close(self) -> None: ...
+        """,
+    )
+    _write(
+        project / "pkg" / "files.py",
+        """
+        from .contract import ReaderBase
+
+        class FileReader(ReaderBase):
+            def read(self, size: int = -1) -> bytes: ...
+        """,
+    )
+    _configure(project, '"pkg.contract:Reader" = ["pkg/"]')
+
+    outcome = lint("check", "--no-cache")
+
+    assert _lines(outcome.out) == [
+        "pkg/files.py:4:1: LR003 `FileReader` misses `close`; the protocol "
+        "`pkg.contract.Reader` declares `def close(self) -> None`"
+    ]
+
+
 def test_conforming_implementation_of_a_test_protocol_passes(
     store_project: Path, lint: Lint
 ) -> None:
