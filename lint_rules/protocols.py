@@ -39,6 +39,7 @@ PROBE_HEADER = "# --- lint_rules protocols: probes (shadow copy only) ---"
 
 # `path:line: severity: message  [code]` with --show-absolute-path and --show-error-codes.
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*)$")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 _ERROR_CODE = re.compile(r"\s+\[(?P<code>[a-z0-9-]+)\]$")
 
 
@@ -114,7 +115,9 @@ def _plan_file(
         return None
     context = FileContext(path, text)
     source = file_source(path, tree)
-    lines = [*text.splitlines(), "", PROBE_HEADER]
+    # Python's line breaks only: str.splitlines also breaks at form feeds and U+2028,
+    # which would cut string literals in two in the shadow copy.
+    lines = [*_LINE_BREAK.split(text), "", PROBE_HEADER]
     probes: list[Probe] = []
     for index, target in enumerate(matching):
         protocol = target.protocol

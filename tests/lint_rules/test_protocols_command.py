@@ -58,6 +58,8 @@ BROKEN = {
     ),
     "wrong_return.py": GOOD.format(name="WrongReturn").replace("list[str]:", "list[int]:"),
     "good.py": GOOD.format(name="Good"),
+    "separators.py": 'NOTE = "form\f feed, line\u2028separator"\n'
+    + textwrap.dedent(GOOD.format(name="AfterSeparators").replace("list[str]:", "list[int]:")),
 }
 
 
@@ -142,6 +144,15 @@ def test_wrong_return_type_is_reported(json_run: dict[str, dict[str, object]]) -
     )
 
 
+def test_string_with_a_form_feed_and_a_line_separator_is_probed_intact(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    finding = json_run["separators.py"]
+
+    assert (finding["line"], finding["column"]) == (3, 1)
+    assert str(finding["message"]).startswith("`AfterSeparators` is not a `contract.Store`")
+
+
 def test_renamed_positional_parameter_passes_mypy_and_is_left_to_lr003(
     json_run: dict[str, dict[str, object]],
 ) -> None:
@@ -162,13 +173,13 @@ def test_every_output_format_reports_lr100(broken_project: Path, output_format: 
     assert run.code == 1
     if output_format == "text":
         assert "impls/missing_pop.py:2:1: LR100 `MissingPop` is not a" in run.out
-        assert run.out.endswith("Found 4 errors.\n")
+        assert run.out.endswith("Found 5 errors.\n")
     elif output_format == "github":
-        assert run.out.count("::error file=impls/") == 4
+        assert run.out.count("::error file=impls/") == 5
         assert "title=LR100 (protocol-mismatch)" in run.out
     else:
         results = json.loads(run.out)["runs"][0]["results"]
-        assert sorted(result["ruleId"] for result in results) == ["LR100"] * 4
+        assert sorted(result["ruleId"] for result in results) == ["LR100"] * 5
 
 
 def test_project_without_configured_protocols_passes(tmp_path: Path) -> None:
