@@ -77,16 +77,18 @@ class StaleName(LintRule):
             self.report(node)
 """
 
-# Runs a command, then reports its wall time and the peak RSS of the largest
-# process among it and its children (ru_maxrss of RUSAGE_CHILDREN, in KiB).
+# Runs a command, then reports its wall time, the CPU time of it and its
+# children (less sensitive than wall time to other load on the machine), and
+# the peak RSS of the largest of those processes (ru_maxrss, in KiB).
 MEASURE = """\
 import json, resource, subprocess, sys, time
 start = time.perf_counter()
 done = subprocess.run(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[1], "w") as report:
-    json.dump({"seconds": seconds, "peak_kib": peak, "code": done.returncode,
+    json.dump({"seconds": seconds, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+               "peak_kib": usage.ru_maxrss, "code": done.returncode,
                "stdout": done.stdout.decode(errors="replace"),
                "stderr": done.stderr.decode(errors="replace")}, report)
 """
@@ -115,6 +117,7 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
 class Measurement:
     label: str
     seconds: float
+    cpu_seconds: float
     peak_mib: float
     findings: int | None
 
@@ -202,14 +205,15 @@ def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> No
         fixit = [str(FIXIT_VENV / "bin" / "fixit"), "lint", str(corpus)]
         record("fixit", f"Fixit {FIXIT_VERSION}, 1 equivalent rule", fixit, "fixit")
 
-    print(f"\n### {name}: {files} files, {lines:,} lines\n")
-    print("| run | seconds | files/s | peak RSS (MiB) | findings |\n|---|---:|---:|---:|---:|")
+    print(f"\n### {name}: {files} files, {lines:,} lines (load average {_load()})\n")
+    print("| run | wall s | CPU s | files/s (wall) | peak RSS (MiB) | findings |")
+    print("|---|---:|---:|---:|---:|---:|")
     for measurement in results.values():
         rate = files / measurement.seconds
         found = "" if measurement.findings is None else str(measurement.findings)
         print(
-            f"| {measurement.label} | {measurement.seconds:.2f} | {rate:,.0f} "
-            f"| {measurement.peak_mib:.0f} | {found} |"
+            f"| {measurement.label} | {measurement.seconds:.2f} | {measurement.cpu_seconds:.2f} "
+            f"| {rate:,.0f} | {measurement.peak_mib:.0f} | {found} |"
         )
     print()
     _ratio("Fixit / lint_rules cold (target >= 50)", results, "fixit", "cold")
@@ -222,7 +226,13 @@ def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> No
 
 def _ratio(label: str, results: dict[str, Measurement], over: str, under: str) -> None:
     if over in results and under in results:
-        print(f"- {label}: {results[over].seconds / results[under].seconds:.2f}")
+        wall = results[over].seconds / results[under].seconds
+        cpu = results[over].cpu_seconds / results[under].cpu_seconds
+        print(f"- {label}: {wall:.2f} by wall time, {cpu:.2f} by CPU time")
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def _measure(label: str, command: list[str], workspace: Path, count: str | None) -> Measurement:
@@ -240,7 +250,9 @@ def _measure(label: str, command: list[str], workspace: Path, count: str | None)
         findings = len(json.loads(report["stdout"]))
     elif count == "fixit":
         findings = sum("StaleName" in line for line in report["stdout"].splitlines())
-    return Measurement(label, report["seconds"], report["peak_kib"] / 1024, findings)
+    return Measurement(
+        label, report["seconds"], report["cpu_seconds"], report["peak_kib"] / 1024, findings
+    )
 
 
 def _ensure_fixit() -> None:

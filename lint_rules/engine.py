@@ -9,7 +9,10 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import os
 import re
+import threading
+import time
 import tokenize
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +31,8 @@ HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""
 MIN_FILES_PER_PROCESS = 8
 """Below this many files per worker, starting processes costs more than it saves."""
+PARENT_CHECK_SECONDS = 0.2
+"""How often a worker checks that the process that started it is alive."""
 
 _SKIP_FILE = re.compile(r"#\s*lint_rules:\s*skip-file\b")
 _NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
@@ -62,8 +67,10 @@ class FileResult:
     diff: str = ""
     fixed_source: bytes | None = None
     """For stdin in fix mode: the fixed source, in the input's encoding."""
-    error: str | None = None
-    """Why a fix was not written (refused or failed), if it was not."""
+    refused: str | None = None
+    """Why the fixes were not applied (the result would not parse)."""
+    write_error: str | None = None
+    """Why the fixed file could not be written."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,10 @@ def _run_files(
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=_start_worker, initargs=(rules, config, options)
+        jobs,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(rules, config, options, os.getpid()),
     ) as pool:
         return [result for batch in pool.map(_run_batch, batches) for result in batch]
 
@@ -136,9 +146,20 @@ def _run_files(
 _worker: Worker | None = None
 
 
-def _start_worker(rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
+def _start_worker(
+    rules: Sequence[type[Rule]], config: Config, options: RunOptions, parent: int
+) -> None:
     global _worker
     _worker = Worker(rules, config, options)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A killed parent cannot stop its workers, and a forked worker holds the
+    # task queue's write end itself, so it would otherwise wait forever.
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _run_batch(paths: list[Path]) -> list[FileResult]:
@@ -197,7 +218,7 @@ class Worker:
     ) -> None:
         outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes, ignored)
         result.findings, result.parsed = outcome.findings, True
-        result.error = outcome.error
+        result.refused = outcome.refused
         changed = outcome.text != text
         result.fixed = outcome.applied if changed else 0
         if self.options.diff:
@@ -210,7 +231,7 @@ class Worker:
             try:
                 write_atomic(result.path, outcome.text.encode(encoding))
             except OSError as error:
-                result.error = f"cannot write the fixed file: {error}"
+                result.write_error = f"cannot write the fixed file: {error}"
                 result.fixed = 0
 
     def _skipped(self, text: str) -> bool:
@@ -245,7 +266,7 @@ class FixOutcome:
     text: str
     applied: int
     findings: list[Finding]
-    error: str | None = None
+    refused: str | None = None
 
 
 def fix_text(
@@ -255,7 +276,7 @@ def fix_text(
 
     Findings whose code starts with an ``ignored`` prefix are neither reported
     nor fixed. If the fixed text does not parse, nothing is applied and
-    ``error`` says why.
+    ``refused`` says why.
     """
     findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
@@ -382,10 +403,11 @@ class Checker:
         table = self._table(admitted)
         stack: list[ast.AST] = [tree]
         pop, push = stack.pop, stack.append
-        node_list, node_type = list, ast.AST
+        child_fields = _CHILD_FIELDS
         while stack:
             node = pop()
-            handlers = table.get(type(node))
+            node_class = node.__class__
+            handlers = table.get(node_class)
             if handlers is not None:
                 for index, visit in handlers:
                     if index in failures:
@@ -394,13 +416,16 @@ class Checker:
                         visit(node)
                     except Exception as error:
                         failures[index] = _describe(error)
-            for name in node._fields:
+            fields = child_fields.get(node_class)
+            if fields is None:
+                fields = child_fields[node_class] = _fields_with_children(node_class)
+            for name in fields:
                 value = getattr(node, name, None)
-                if isinstance(value, node_list):
+                if value.__class__ is list:
                     for item in value:
-                        if isinstance(item, node_type):
+                        if item is not None:
                             push(item)
-                elif isinstance(value, node_type):
+                elif value is not None:
                     push(value)
 
     def _table(self, admitted: tuple[int, ...]) -> dict[type[ast.AST], list[tuple[int, Visitor]]]:
@@ -412,6 +437,25 @@ class Checker:
                     table.setdefault(node_class, []).append((index, visit))
             self._tables[admitted] = table
         return table
+
+
+_LEAF_FIELDS = frozenset(
+    {"arg", "asname", "attr", "conversion", "id", "is_async", "kind", "kwd_attrs", "level",
+     "lineno", "module", "n", "name", "rest", "s", "simple", "tag", "type_comment",
+     "ctx", "op", "ops"}
+)  # fmt: skip
+"""Fields that never hold a node, or hold only the context and operator
+singletons (``ast.Load``, ``ast.Add``, ``ast.Eq``...), which are not visited."""
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_with_children(node_class: type) -> tuple[str, ...]:
+    """The fields of a node class that hold nodes, ``None`` or lists of them."""
+    if node_class in (ast.Constant, ast.MatchSingleton):
+        return ()  # ``value`` is a Python constant
+    skipped = _LEAF_FIELDS | ({"names"} if node_class in (ast.Global, ast.Nonlocal) else set())
+    fields: tuple[str, ...] = getattr(node_class, "_fields", ())
+    return tuple(name for name in fields if name not in skipped)
 
 
 def _visitors_of(rule: Rule) -> list[tuple[type[ast.AST], Visitor]]:

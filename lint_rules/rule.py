@@ -85,7 +85,9 @@ iteratively, for all selected rules. A rule declares interest in a node type by
 defining ``visit_<ClassName>(self, node)`` for a concrete ``ast`` class (e.g.
 ``visit_Name``, ``visit_ImportFrom``; not ``visit_expr``); there is no
 ``generic_visit``, children are always visited, and the order of visits is
-unspecified (findings are sorted). The dispatch table is built once per worker.
+unspecified (findings are sorted). The context and operator singletons
+(``ast.Load``, ``ast.Add``, ``ast.Eq``...) are not visited: look at the parent.
+The dispatch table is built once per worker.
 Whole-file work goes in ``check_file(self)``, called after the walk
 (rules that need a concrete syntax tree use ``self.file.cst_module`` or
 ``self.file.cst_wrapper`` there; they are parsed lazily, once per file, only
