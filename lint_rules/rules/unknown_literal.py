@@ -25,14 +25,15 @@ class UnknownLiteralRule(Rule):
     `Literal[...]` declaration allows from the declaring module's source (never
     importing it), then checks every string literal that is compared with the
     field (`==`, `!=`, `in`/`not in` a tuple, list or set of strings,
-    `match`/`case` literal patterns, `|` alternatives included) or passed to the
-    declaring class's constructor as that keyword. The field is recognised at
-    use sites as an attribute (`event.name`) or a subscript (`event["name"]`)
-    with its name. A string that is not allowed is reported with the closest
+    `match`/`case` literal patterns, `|` alternatives included, also as a
+    mapping pattern's value) or passed to the declaring class as that keyword
+    (constructor calls and class patterns such as `case Event(name="...")`).
+    The field is recognised at use sites as an attribute (`event.name`) or a
+    subscript (`event["name"]`) with its name. A string that is not allowed is reported with the closest
     allowed value. Since any object may have an attribute of that name, a
     compared string that resembles no allowed value is taken to belong to
-    another field (`os.name == "nt"`) and is not reported; a keyword argument
-    to the declaring class is always checked.
+    another field (`os.name == "nt"`) and is not reported; a keyword of the
+    declaring class is always checked.
 
     ## Why is this bad?
     A misspelt value in a comparison is never an error at run time: the branch
@@ -141,6 +142,29 @@ class UnknownLiteralRule(Rule):
             replacement=None,
             options=_EVENTS,
         ),
+        Invalid(
+            "match event:\n    case RunItemStreamEvent(name='done'):\n        pass\n",
+            message=(
+                "'done' is not a value of `RunItemStreamEvent.name`; allowed: "
+                "'handoff_occured', 'handoff_requested', 'mcp_approval_requested', "
+                "'mcp_approval_response', 'mcp_list_tools', 'message_output_created', "
+                "'reasoning_item_created', 'tool_called', 'tool_output', "
+                "'tool_search_called', 'tool_search_output_created'"
+            ),
+            line=2, column=34, end_line=2, end_column=40,
+            replacement=None,
+            options=_EVENTS,
+        ),
+        Invalid(
+            "match payload:\n    case {'name': 'tool_outputs'}:\n        pass\n",
+            message=(
+                "'tool_outputs' is not a value of `RunItemStreamEvent.name`; "
+                "did you mean 'tool_output'?"
+            ),
+            line=2, column=19, end_line=2, end_column=33,
+            replacement="match payload:\n    case {'name': 'tool_output'}:\n        pass\n",
+            options=_EVENTS,
+        ),
     )  # fmt: skip
 
     def __init__(self, options: RuleOptions) -> None:
@@ -174,15 +198,25 @@ class UnknownLiteralRule(Rule):
         if not fields:
             return
         for case in node.cases:
-            pending: list[ast.pattern] = [case.pattern]
-            while pending:
-                pattern = pending.pop()
-                if isinstance(pattern, ast.MatchValue):
-                    self._check_value(pattern.value, fields, certain=False)
-                elif isinstance(pattern, ast.MatchOr):
-                    pending.extend(pattern.patterns)
-                elif isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
-                    pending.append(pattern.pattern)
+            self._check_pattern(case.pattern, fields, certain=False)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        callee = node.cls
+        name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)
+        owned = self.by_class.get(name) if isinstance(name, str) else None
+        if owned is None:
+            return
+        for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
+            field = owned.get(attribute)
+            if field is not None:
+                self._check_pattern(pattern, [field], certain=True)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        for key, pattern in zip(node.keys, node.patterns, strict=True):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                fields = self.by_attribute.get(key.value, [])
+                if fields:
+                    self._check_pattern(pattern, fields, certain=False)
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = node.func
@@ -194,6 +228,18 @@ class UnknownLiteralRule(Rule):
             field = owned.get(keyword.arg) if keyword.arg is not None else None
             if field is not None:
                 self._check_value(keyword.value, [field], certain=True)
+
+    def _check_pattern(self, pattern: ast.pattern, fields: Sequence[Field], certain: bool) -> None:
+        """Check the string values a pattern matches, through ``|`` and ``as``."""
+        pending = [pattern]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, ast.MatchValue):
+                self._check_value(current.value, fields, certain)
+            elif isinstance(current, ast.MatchOr):
+                pending.extend(current.patterns)
+            elif isinstance(current, ast.MatchAs) and current.pattern is not None:
+                pending.append(current.pattern)
 
     def _fields_of(self, node: ast.expr) -> list[Field]:
         if isinstance(node, ast.Attribute):
