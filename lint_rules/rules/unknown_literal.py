@@ -29,11 +29,11 @@ class UnknownLiteralRule(Rule):
     mapping pattern's value) or passed to the declaring class as that keyword
     (constructor calls and class patterns such as `case Event(name="...")`).
     The field is recognised at use sites as an attribute (`event.name`) or a
-    subscript (`event["name"]`) with its name. A string that is not allowed is reported with the closest
-    allowed value. Since any object may have an attribute of that name, a
-    compared string that resembles no allowed value is taken to belong to
-    another field (`os.name == "nt"`) and is not reported; a keyword of the
-    declaring class is always checked.
+    subscript (`event["name"]`) with its name. A string that is not allowed
+    is reported with the closest allowed value. Since any object may have an
+    attribute of that name, a compared string that resembles no allowed value
+    is taken to belong to another field (`os.name == "nt"`) and is not
+    reported; a keyword of the declaring class is always checked.
 
     ## Why is this bad?
     A misspelt value in a comparison is never an error at run time: the branch
