@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
@@ -176,9 +176,10 @@ class UnknownLiteralRule(Rule):
             self.by_attribute.setdefault(field.attribute, []).append(field)
             if field.owner is not None:
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
+        self.use_site = _use_site_pattern(self.by_attribute, self.by_class)
 
     def prefilter(self, text: str) -> bool:
-        return any(attribute in text for attribute in self.by_attribute)
+        return self.use_site is not None and self.use_site.search(text) is not None
 
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
@@ -320,6 +321,17 @@ def parse_literals(table: object) -> list[Field]:
         owner = parts[0] if len(parts) == 2 else None
         fields.append(Field(str(key), parts[-1], owner, frozenset(values)))
     return fields
+
+
+def _use_site_pattern(attributes: Iterable[str], classes: Iterable[str]) -> re.Pattern[str] | None:
+    """Text every checked file contains: `.attr` (comments may sit between the dot and
+    the name inside brackets), a quoted `'attr'`, or a declaring class's name."""
+    attribute = "|".join(map(re.escape, attributes))
+    if not attribute:
+        return None
+    alternatives = [rf"\.\s*(?:#[^\n]*\n\s*)*(?:{attribute})\b", rf"['\"](?:{attribute})['\"]"]
+    alternatives.extend(rf"\b{re.escape(name)}\b" for name in classes)
+    return re.compile("|".join(alternatives))
 
 
 def closest(value: str, allowed: Sequence[str]) -> tuple[str | None, bool]:

@@ -204,23 +204,44 @@ def test_compared_string_unlike_every_value_is_taken_for_another_field(
     assert lint("check", "--no-cache").out == "All checks passed!\n"
 
 
-def test_file_without_the_field_name_is_never_parsed(declared: Path) -> None:
+def test_only_files_that_use_the_field_are_parsed(declared: Path) -> None:
     _configure(declared, '"Job.state" = "states:Job.state"')
-    (declared / "mentions.py").write_text("x = job.state\n")
-    (declared / "unrelated.py").write_text("print('hello')\n")
+    sources = {
+        "attribute.py": "x = job.state\n",
+        "subscript.py": "x = job['state']\n",
+        "constructor.py": "x = Job()\n",
+        "variable_only.py": "state = 1\nprint(state)\n",
+        "unrelated.py": "print('hello')\n",
+    }
+    for name, source in sources.items():
+        (declared / name).write_text(source)
     config = load_config(declared, [UnknownLiteralRule])
 
     result = run(
-        [declared / "mentions.py", declared / "unrelated.py"],
+        [declared / name for name in sources],
         config,
         [UnknownLiteralRule],
         RunOptions(use_cache=False),
     )
 
     assert {r.path.name: r.parsed for r in result.files} == {
-        "mentions.py": True,
+        "attribute.py": True,
+        "subscript.py": True,
+        "constructor.py": True,
+        "variable_only.py": False,
         "unrelated.py": False,
     }
+
+
+def test_attribute_split_by_a_comment_inside_brackets_is_still_checked(
+    declared: Path, lint: Lint
+) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"')
+    (declared / "split.py").write_text("ok = (job.  # the state\n    state == 'runing')\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.startswith("split.py:2:14: LR002 [*] 'runing' is not a value of")
 
 
 @pytest.mark.parametrize(
