@@ -87,8 +87,8 @@ def literal_values(module: str, name: str) -> tuple[str, ...]:
     ``Class.attr`` is an annotated class attribute (dataclass, pydantic model,
     TypedDict), looked up in the class's bases too.
     """
-    source = read_module(module)
     parts = name.split(".")
+    source, parts[0] = defined_in(read_module(module), parts[0])
     if len(parts) == 1:
         expression = source.alias(parts[0])
         if expression is None:
@@ -106,8 +106,11 @@ def literal_values(module: str, name: str) -> tuple[str, ...]:
 
 
 def read_protocol(module: str, name: str) -> ProtocolSpec:
-    """The Protocol ``name`` in ``module`` with its members, inherited ones included."""
-    source = read_module(module)
+    """The Protocol ``name`` in ``module`` with its members, inherited ones included.
+
+    A protocol re-exported by ``module`` is read where it is defined, and named so."""
+    source, name = defined_in(read_module(module), name)
+    module = source.name
     node = source.classes.get(name)
     if node is None:
         raise ConfigError(f"{module}: no class {name!r}")
@@ -349,6 +352,37 @@ def typing_name(source: ModuleSource, expression: ast.expr) -> str | None:
     return name if module in TYPING_MODULES else None
 
 
+def defined_in(source: ModuleSource, name: str) -> tuple[ModuleSource, str]:
+    """The module (and name there) that defines ``name`` of ``source``, following
+    re-exports such as ``from .session import Session`` in a package ``__init__``."""
+    seen: set[tuple[str, str]] = set()
+    while (source.name, name) not in seen:
+        seen.add((source.name, name))
+        imported = source.imported(name)
+        if imported is None or name in source.classes or source.alias(name) is not None:
+            break
+        module, _, attribute = imported.rpartition(".")
+        if not module or module in TYPING_MODULES:
+            break
+        try:
+            source, name = read_module(module), attribute
+        except ConfigError:
+            break
+    return source, name
+
+
+def canonical_name(qualified: str) -> str:
+    """``module.Name`` of where ``qualified`` is defined (itself if it cannot be read)."""
+    module, _, name = qualified.rpartition(".")
+    if not module or module in TYPING_MODULES:
+        return qualified
+    try:
+        source, name = defined_in(read_module(module), name)
+    except ConfigError:
+        return qualified
+    return f"{source.name}.{name}"
+
+
 def _definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSource, str] | None:
     """The module and name a ``Name``/``Attribute`` refers to, followed through imports."""
     qualified = source.qualified(expression)
@@ -360,7 +394,7 @@ def _definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSourc
     if not module or module in TYPING_MODULES:
         return None
     try:
-        return read_module(module), name
+        return defined_in(read_module(module), name)
     except ConfigError:
         return None
 

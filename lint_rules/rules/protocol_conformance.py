@@ -14,6 +14,7 @@ from lint_rules.static import (
     ModuleSource,
     Parameter,
     ProtocolSpec,
+    canonical_name,
     file_source,
     is_protocol,
     parameters,
@@ -458,7 +459,10 @@ def _provided_by(qualified: str | None, protocol: ProtocolSpec) -> frozenset[str
     if qualified is None:
         return None
     for name, provided in protocol.provided.items():
-        if qualified == f"{protocol.module}.{name}":
+        target = f"{protocol.module}.{name}"
+        if qualified == target or (
+            qualified.endswith(f".{name}") and canonical_name(qualified) == target
+        ):
             return provided
     return None
 

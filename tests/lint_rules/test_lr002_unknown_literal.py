@@ -111,6 +111,15 @@ def test_alias_imported_from_another_module_is_followed(project: Path) -> None:
     assert literal_values("pkg.more", "Shade") == ("red", "teal")
 
 
+def test_package_init_resolves_its_relative_imports(project: Path) -> None:
+    (project / "pkg").mkdir()
+    _write(project / "pkg" / "__init__.py", "from .kinds import Kind as Kind\n")
+    _write(project / "pkg" / "kinds.py", 'from typing import Literal\nKind = Literal["a", "b"]\n')
+    _write(project / "pkg" / "fields.py", "from . import Kind\nAlias = Kind\n")
+
+    assert literal_values("pkg.fields", "Alias") == ("a", "b")
+
+
 def test_real_sdk_event_name_typo_is_flagged_with_the_sdk_spelling(
     project: Path, lint: Lint
 ) -> None:

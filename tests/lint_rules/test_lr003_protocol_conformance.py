@@ -198,6 +198,31 @@ def test_subclass_of_a_detected_abc_imported_relatively_is_an_implementation(
     ]
 
 
+def test_protocol_and_abc_named_through_package_re_exports_are_recognised(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, '"agents.memory:Session" = ["backends/"]')
+    _write(
+        project / "backends" / "sdk.py",
+        """
+        import agents
+
+        class SdkSession(agents.SessionABC):
+            session_id = "s"
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert [line.split(" LR003 ")[1].split(";")[0] for line in _lines(outcome.out)] == [
+        "`SdkSession` misses `get_items`",
+        "`SdkSession` misses `add_items`",
+        "`SdkSession` misses `pop_item`",
+        "`SdkSession` misses `clear_session`",
+    ]
+    assert "the protocol `agents.memory.session.Session` declares" in outcome.out
+
+
 def test_conforming_implementation_of_a_test_protocol_passes(
     store_project: Path, lint: Lint
 ) -> None:
