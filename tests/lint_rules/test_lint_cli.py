@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lint_rules.config import load_config
 from lint_rules.docs import rules_markdown
+from lint_rules.report import Located, render
+from lint_rules.rule import Finding
 from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
@@ -83,8 +86,7 @@ def test_github_output_is_workflow_commands(project: Path, lint: Lint) -> None:
     outcome = lint("check", "--format", "github")
 
     assert outcome.out == (
-        "::error file=a.py,line=1,col=1,endLine=1,endColumn=9,"
-        f"title=LR001 (stale-name)::{MESSAGE}\n"
+        f"::error file=a.py,line=1,col=1,endLine=1,endColumn=9,title=LR001::{MESSAGE}\n"
     )
 
 
@@ -227,3 +229,20 @@ def test_this_repository_passes_its_own_lint() -> None:
     result = _cli("check", "--no-cache", cwd=REPOSITORY)
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_github_output_escapes_data_and_properties() -> None:
+    finding = Finding("LR001", "50% done\nnext", 1, 2, 1, 3)
+
+    line = render([Located("dir,x/a:b.py", finding)], "github", {"LR001": "stale-name"})
+
+    assert line == (
+        "::error file=dir%2Cx/a%3Ab.py,line=1,col=2,endLine=1,endColumn=3,"
+        "title=LR001::50%25 done%0Anext\n"
+    )
+
+
+def test_this_repository_configures_its_legacy_rename() -> None:
+    config = load_config(REPOSITORY, ALL_RULES)
+
+    assert config.rule_options["renames"] == {"handoff_occured": "handoff_occurred"}
