@@ -14,6 +14,8 @@ import ast
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.machinery import PathFinder
@@ -22,6 +24,9 @@ from pathlib import Path
 from lint_rules.rule import ConfigError
 
 TYPING_MODULES = ("typing", "typing_extensions")
+
+_recorders: list[set[Path]] = []
+"""The path sets of the active ``recording()`` blocks."""
 
 # Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
 _TYPE_STATEMENT = re.compile(
@@ -211,13 +216,42 @@ def file_source(path: Path, tree: ast.Module) -> ModuleSource:
 
 
 def read_module(module: str) -> ModuleSource:
-    """Locate and parse ``module`` (cached); ``ConfigError`` says what went wrong."""
-    return _read_module(module, os.getcwd())
+    """Locate and parse ``module``; ``ConfigError`` says what went wrong.
+
+    Parsed once per content (cached by path, modification time and size)."""
+    path, is_package = _locate_from(module, os.getcwd())
+    for paths in _recorders:
+        paths.add(path)
+    try:
+        status = path.stat()
+    except OSError as error:
+        raise ConfigError(
+            f"cannot read the source of module {module!r} ({path}): {error}"
+        ) from error
+    return _parse_module(module, path, is_package, status.st_mtime_ns, status.st_size)
+
+
+@contextmanager
+def recording() -> Iterator[set[Path]]:
+    """The paths of every module source read inside the block (the files whose change
+    changes what was read)."""
+    paths: set[Path] = set()
+    _recorders.append(paths)
+    try:
+        yield paths
+    finally:
+        _recorders.pop()
 
 
 @cache
-def _read_module(module: str, cwd: str) -> ModuleSource:
-    path, is_package = _locate(module, [cwd, *sys.path])
+def _locate_from(module: str, cwd: str) -> tuple[Path, bool]:
+    return _locate(module, [cwd, *sys.path])
+
+
+@cache
+def _parse_module(
+    module: str, path: Path, is_package: bool, mtime_ns: int, size: int
+) -> ModuleSource:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
