@@ -19,6 +19,7 @@ from lint_rules.static import (
     is_protocol,
     parameters,
     read_protocol,
+    recording,
     top_level,
     typing_name,
 )
@@ -194,6 +195,9 @@ class ProtocolConformanceRule(Rule):
     def prefilter(self, text: str) -> bool:
         return any(target.admits(text) for target in self.targets)
 
+    def dependencies(self) -> list[Path]:
+        return sorted({path for target in self.targets for path in target.sources})
+
     def check_file(self) -> None:
         matching = [target for target in self.targets if target.matches(self.file.path, self.root)]
         if not matching:
@@ -229,6 +233,8 @@ class ProtocolTarget:
     protocol: ProtocolSpec
     spec: pathspec.GitIgnoreSpec
     """The configured globs, matched against paths relative to the project root."""
+    sources: frozenset[Path]
+    """The module sources the protocol was read from."""
 
     def admits(self, text: str) -> bool:
         """Whether ``text`` may define an implementation: it names the protocol or its
@@ -258,11 +264,12 @@ def parse_protocols(table: object) -> list[ProtocolTarget]:
         if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
             raise ConfigError(f"'protocols' {key!r}: expected a list of glob strings")
         try:
-            protocol = read_protocol(module, name)
+            with recording() as sources:
+                protocol = read_protocol(module, name)
         except ConfigError as error:
             raise ConfigError(f"'protocols' {key!r}: {error}") from error
         spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        targets.append(ProtocolTarget(protocol, spec))
+        targets.append(ProtocolTarget(protocol, spec, frozenset(sources)))
     return targets
 
 

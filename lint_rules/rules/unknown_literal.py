@@ -5,9 +5,10 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
-from lint_rules.static import literal_values
+from lint_rules.static import literal_values, recording
 
 _EVENTS = {"literals": {"RunItemStreamEvent.name": "agents.stream_events:RunItemStreamEvent.name"}}
 _STRING = re.compile(r"([A-Za-z]{0,2})('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
@@ -181,6 +182,9 @@ class UnknownLiteralRule(Rule):
     def prefilter(self, text: str) -> bool:
         return self.use_site is not None and self.use_site.search(text) is not None
 
+    def dependencies(self) -> list[Path]:
+        return sorted({path for field in self.fields for path in field.sources})
+
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for operator, right in zip(node.ops, node.comparators, strict=True):
@@ -296,6 +300,8 @@ class Field:
     attribute: str
     owner: str | None
     values: frozenset[str]
+    sources: frozenset[Path]
+    """The module sources the values were read from."""
 
 
 def parse_literals(table: object) -> list[Field]:
@@ -315,11 +321,12 @@ def parse_literals(table: object) -> list[Field]:
         if not module or not all(part.isidentifier() for part in name.split(".")):
             raise ConfigError(f"'literals' {key!r}: {target!r} is not \"module:Name\"")
         try:
-            values = literal_values(module, name)
+            with recording() as sources:
+                values = literal_values(module, name)
         except ConfigError as error:
             raise ConfigError(f"'literals' {key!r}: {error}") from error
         owner = parts[0] if len(parts) == 2 else None
-        fields.append(Field(str(key), parts[-1], owner, frozenset(values)))
+        fields.append(Field(str(key), parts[-1], owner, frozenset(values), frozenset(sources)))
     return fields
 
 

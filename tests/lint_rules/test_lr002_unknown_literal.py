@@ -170,6 +170,18 @@ def test_ambiguous_suggestion_is_reported_without_a_fix(project: Path, lint: Lin
     )
 
 
+def test_warm_run_rechecks_uses_when_the_declaration_changes(project: Path, lint: Lint) -> None:
+    _write(project / "kinds.py", 'from typing import Literal\nKind = Literal["start", "stop"]\n')
+    _configure(project, '"kind" = "kinds:Kind"')
+    (project / "use.py").write_text("if item.kind == 'pause':\n    pass\n")
+    assert lint("check").code == 0  # 'pause' resembles no value yet; fills the cache
+    _write(project / "kinds.py", 'from typing import Literal\nKind = Literal["paused", "stop"]\n')
+
+    outcome = lint("check")
+
+    assert "'pause' is not a value of `kind`; did you mean 'paused'?" in outcome.out
+
+
 def test_keyword_to_the_declaring_class_is_checked_and_other_calls_are_not(
     declared: Path, lint: Lint
 ) -> None:

@@ -326,6 +326,19 @@ def test_members_from_a_base_class_in_the_same_file_count(store_project: Path, l
     assert lint("check", "--no-cache").out == "All checks passed!\n"
 
 
+def test_warm_run_rechecks_implementations_when_the_protocol_changes(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(store_project / "impl" / "memory.py", GOOD_STORE)
+    assert lint("check").code == 0  # fills the cache
+    base = store_project / "base.py"
+    base.write_text(base.read_text() + "    async def flush(self) -> None: ...\n")
+
+    outcome = lint("check")
+
+    assert "`MemoryStore` misses `flush`" in outcome.out
+
+
 def test_class_defining_half_the_methods_or_fewer_is_not_an_implementation(
     store_project: Path, lint: Lint
 ) -> None:
