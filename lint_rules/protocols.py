@@ -83,7 +83,7 @@ def check_protocols(config: Config) -> list[Located]:
         return []
     files = discover([config.root], config.root, config.exclude)
     probes: list[Probe] = []
-    shadows: dict[Path, str] = {}
+    shadows: dict[Path, bytes] = {}
     for path in files:
         planned = _plan_file(path, config.root, targets)
         if planned is not None:
@@ -98,13 +98,14 @@ def check_protocols(config: Config) -> list[Located]:
 
 def _plan_file(
     path: Path, root: Path, targets: Sequence[ProtocolTarget]
-) -> tuple[str, list[Probe]] | None:
-    """The shadow text of one file with its probes appended, or None if it has none."""
+) -> tuple[bytes, list[Probe]] | None:
+    """The shadow copy of one file with its probes appended (in the file's encoding, which
+    its coding cookie tells mypy), or None if it has none."""
     matching = [target for target in targets if target.matches(path, root)]
     if not matching:
         return None
     try:
-        text, _ = decode_source(path.read_bytes())
+        text, encoding = decode_source(path.read_bytes())
     except (OSError, UnicodeDecodeError, SyntaxError):
         return None  # `check` reports unreadable files (LR000)
     if not any(target.admits(text) for target in matching):
@@ -150,10 +151,10 @@ def _plan_file(
             )
     if not probes:
         return None
-    return "\n".join(lines) + "\n", probes
+    return ("\n".join(lines) + "\n").encode(encoding), probes
 
 
-def _run_mypy(root: Path, shadows: dict[Path, str]) -> list[tuple[Path, int, str, str]]:
+def _run_mypy(root: Path, shadows: dict[Path, bytes]) -> list[tuple[Path, int, str, str]]:
     """One mypy run over the files with their shadows; (path, line, severity, message)."""
     from mypy import api
 
@@ -169,9 +170,9 @@ def _run_mypy(root: Path, shadows: dict[Path, str]) -> list[tuple[Path, int, str
         pyproject = root / "pyproject.toml"
         if pyproject.is_file() and "[tool.mypy]" in pyproject.read_text(encoding="utf-8"):
             arguments += ["--config-file", str(pyproject)]
-        for number, (path, text) in enumerate(shadows.items()):
+        for number, (path, content) in enumerate(shadows.items()):
             shadow = Path(directory) / f"shadow_{number}.py"
-            shadow.write_text(text, encoding="utf-8")
+            shadow.write_bytes(content)
             arguments += ["--shadow-file", str(path), str(shadow)]
         arguments += [str(path) for path in shadows]
         with _working_directory(root):  # mypy reads mypy_path relative to the cwd

@@ -62,6 +62,11 @@ BROKEN = {
     + textwrap.dedent(GOOD.format(name="AfterSeparators").replace("list[str]:", "list[int]:")),
 }
 
+# "\u00c1" is one byte in cp1252, and its two UTF-8 bytes do not decode as cp1252.
+CP1252 = "# -*- coding: cp1252 -*-\nGREETING = '\u00c1 bient\u00f4t'\n" + textwrap.dedent(
+    GOOD.format(name="Cp1252").replace("list[str]:", "list[int]:")
+)
+
 
 @dataclass(frozen=True)
 class Run:
@@ -93,6 +98,7 @@ def broken_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "impls").mkdir()
     for name, source in BROKEN.items():
         (root / "impls" / name).write_text(textwrap.dedent(source))
+    (root / "impls" / "cp1252.py").write_bytes(CP1252.encode("cp1252"))
     return root
 
 
@@ -153,6 +159,15 @@ def test_string_with_a_form_feed_and_a_line_separator_is_probed_intact(
     assert str(finding["message"]).startswith("`AfterSeparators` is not a `contract.Store`")
 
 
+def test_file_in_another_encoding_is_probed_in_that_encoding(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    finding = json_run["cp1252.py"]
+
+    assert (finding["line"], finding["column"]) == (4, 1)
+    assert "list[int]" in str(finding["message"])
+
+
 def test_renamed_positional_parameter_passes_mypy_and_is_left_to_lr003(
     json_run: dict[str, dict[str, object]],
 ) -> None:
@@ -173,13 +188,13 @@ def test_every_output_format_reports_lr100(broken_project: Path, output_format: 
     assert run.code == 1
     if output_format == "text":
         assert "impls/missing_pop.py:2:1: LR100 `MissingPop` is not a" in run.out
-        assert run.out.endswith("Found 5 errors.\n")
+        assert run.out.endswith("Found 6 errors.\n")
     elif output_format == "github":
-        assert run.out.count("::error file=impls/") == 5
-        assert run.out.count("title=LR100::") == 5
+        assert run.out.count("::error file=impls/") == 6
+        assert run.out.count("title=LR100::") == 6
     else:
         results = json.loads(run.out)["runs"][0]["results"]
-        assert sorted(result["ruleId"] for result in results) == ["LR100"] * 5
+        assert sorted(result["ruleId"] for result in results) == ["LR100"] * 6
 
 
 def test_project_without_configured_protocols_passes(tmp_path: Path) -> None:
