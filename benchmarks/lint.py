@@ -36,7 +36,11 @@ import pip
 CACHE_DIRECTORY = Path(__file__).resolve().parent / ".cache"
 FIXIT_VENV = CACHE_DIRECTORY / "fixit-venv"
 FIXIT_VERSION = "2.2.1"
-RENAMES = {"ensure_dir": "ensure_directory", "get_distribution": "get_dist"}
+RENAMES = {
+    "ensure_dir": "ensure_directory",
+    "get_distribution": "get_dist",
+    "normcase": "normalize_case",
+}
 STDLIB_SKIPPED = {"test", "tests", "idlelib", "site-packages", "__pycache__"}
 
 PYPROJECT = """\

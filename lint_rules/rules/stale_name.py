@@ -184,6 +184,13 @@ class StaleNameRule(Rule):
             replacement='HANDLERS = {"handoff_occurred": on_handoff}',
             options=_RENAMES,
         ),
+        Invalid(
+            'print(f"sent: {handoff_occured!r}")',
+            message="`handoff_occured` was renamed to `handoff_occurred`",
+            line=1, column=16, end_line=1, end_column=31,
+            replacement='print(f"sent: {handoff_occurred!r}")',
+            options=_RENAMES,
+        ),
     )  # fmt: skip
 
     def __init__(self, options: RuleOptions) -> None:
