@@ -5,6 +5,9 @@ PyPI in this venv) and the running Python's standard library without its test
 suites (``test``/``tests`` directories), ``idlelib`` and ``site-packages``.
 LR001 is configured with two renames that occur in a few percent of the files
 (as renames do in a real repository); Fixit gets an equivalent one-rule setup.
+One more run enables LR002 and LR003 as well, configured with the Agents SDK's
+``RunItemStreamEvent.name`` Literal (a field named ``name``: most files pass
+that prefilter and are parsed) and its ``Session`` protocol for every file.
 Fixit is installed in its own venv under ``benchmarks/.cache/`` (it pins
 ``click<8.2``, so it stays out of this project's extras).
 
@@ -43,6 +46,12 @@ STDLIB_SKIPPED = {"test", "tests", "idlelib", "site-packages", "__pycache__"}
 PYPROJECT = """\
 [tool.lint_rules.renames]
 {renames}
+
+[tool.lint_rules.literals]
+"RunItemStreamEvent.name" = "agents.stream_events:RunItemStreamEvent.name"
+
+[tool.lint_rules.protocols]
+"agents.memory.session:Session" = ["**/*.py"]
 
 [tool.fixit]
 root = true
@@ -155,6 +164,8 @@ def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> No
         "json",
         str(corpus),
     ]
+    three_rules = [*ours, "--select", "LR001,LR002,LR003"]
+    ours = [*ours, "--select", "LR001"]
     results: dict[str, Measurement] = {}
 
     def record(key: str, label: str, command: list[str], count: str | None = None) -> None:
@@ -167,6 +178,12 @@ def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> No
         [sys.executable, "-c", PARSE_LIBCST, str(corpus), "2"],
     )
     record("cold", "lint_rules check, cold (`--no-cache`)", [*ours, "--no-cache"], "json")
+    record(
+        "cold3",
+        "lint_rules check, cold, LR001 + LR002 + LR003",
+        [*three_rules, "--no-cache"],
+        "json-all",
+    )
     record(
         "all",
         "lint_rules check, cold, prefilters off",
@@ -204,6 +221,7 @@ def _benchmark(name: str, corpus: Path, workspace: Path, with_fixit: bool) -> No
         )
     print()
     _ratio("Fixit / lint_rules cold (target >= 50)", results, "fixit", "cold")
+    _ratio("Fixit / lint_rules cold, LR001-LR003 (target >= 20)", results, "fixit", "cold3")
     _ratio("lint_rules warm / ruff (target <= 3)", results, "warm", "ruff")
     _ratio(
         "lint_rules prefilters off / libcst parse 2 proc (target <= 2)", results, "all", "libcst"
@@ -234,6 +252,8 @@ def _measure(label: str, command: list[str], workspace: Path, count: str | None)
     findings = None
     if count == "json":
         findings = sum(item["code"] == "LR001" for item in json.loads(report["stdout"]))
+    elif count == "json-all":
+        findings = len(json.loads(report["stdout"]))
     elif count == "fixit":
         findings = sum("StaleName" in line for line in report["stdout"].splitlines())
     return Measurement(

@@ -92,8 +92,12 @@ def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) ->
         for source in sources
         for file in (source.rglob("*.py") if source.is_dir() else [source])
     )
+    dependencies = sorted(
+        {path for rule in rules for path in rule(config.options_for(rule)).dependencies()}
+    )
     described = {
         "tool": stamps,
+        "dependencies": [_stamp(path) for path in dependencies],
         "rules": sorted(rule.CODE for rule in rules),
         "config": {**asdict(config), "root": str(config.root)},
         "include_generated": options.include_generated,
@@ -101,6 +105,14 @@ def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) ->
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[
         :32
     ]
+
+
+def _stamp(path: Path) -> tuple[str, int, int] | str:
+    try:
+        status = path.stat()
+    except OSError:
+        return f"{path}: missing"
+    return str(path), status.st_size, status.st_mtime_ns
 
 
 def _row(finding: Finding) -> list[Any]:

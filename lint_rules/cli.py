@@ -36,6 +36,10 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
             return EXIT_CLEAN
         if arguments.command == "explain":
             return _explain(arguments.code, rules)
+        if arguments.command == "protocols":
+            from lint_rules.protocols import main as protocols_main
+
+            return protocols_main(arguments.format, rules)
         return _lint(arguments, rules)
     except (ConfigError, DiscoveryError) as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
@@ -81,6 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=RULE_FORMATS, default="text")
     explain_command = commands.add_parser("explain", help="print a rule's documentation")
     explain_command.add_argument("code")
+    protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
+    protocols.add_argument("--format", choices=FORMATS, default="text")
     return parser
 
 

@@ -105,6 +105,11 @@ and keeps the result for ``check_file``. Code read from stdin (``-``) has no
 file on disk and gets no ``begin_batch`` call: ``check_file`` must then work
 from ``self.file.text`` alone. Default: nothing.
 
+``dependencies()`` lists the files besides the checked ones whose content
+decides the rule's findings (e.g. a module it reads declarations from); the
+result cache is keyed by their size and modification time too, so editing one
+re-checks every file. Default: none.
+
 Reporting
 ---------
 ``self.file`` is the ``FileContext`` of the file being checked: ``path``,
@@ -246,6 +251,10 @@ class Rule:
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
         """Called with the paths a worker is about to check, before checking them."""
+
+    def dependencies(self) -> Sequence[Path]:
+        """Files other than the checked ones whose content decides the findings."""
+        return ()
 
     def check_file(self) -> None:
         """Called once per file after the traversal."""

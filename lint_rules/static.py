@@ -1,0 +1,644 @@
+"""Read declarations from a module's source without importing or running it.
+
+``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
+``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
+module on the import path (the working directory first, then ``sys.path``)
+with ``importlib.machinery.PathFinder`` one package level at a time, so no
+package ``__init__`` is executed, and both raise ``ConfigError`` naming the
+module and the name when it cannot be found, read, or is not what was asked.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from importlib.machinery import PathFinder
+from pathlib import Path
+
+from lint_rules.rule import ConfigError
+
+TYPING_MODULES = ("typing", "typing_extensions")
+
+_recorders: list[set[Path]] = []
+"""The path sets of the active ``recording()`` blocks."""
+
+# Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
+_TYPE_STATEMENT = re.compile(
+    r"^([ \t]*)type[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\])?[ \t]*=", re.MULTILINE
+)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a method, as written."""
+
+    name: str
+    kind: str
+    """``positional-only``, ``positional or keyword``, ``keyword-only``, ``*args`` or
+    ``**kwargs``."""
+    default: str | None
+    """The default's source text, or None when there is none."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """A protocol member: a method (``parameters`` set) or an attribute."""
+
+    name: str
+    signature: str
+    """What the protocol declares, e.g. ``async def pop_item(self) -> Item | None``."""
+    is_method: bool
+    is_async: bool = False
+    parameters: tuple[Parameter, ...] = ()
+    has_body: bool = False
+    """Whether an explicit subclass inherits an implementation (a non-trivial body, or
+    an attribute's value)."""
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """A Protocol read from source: its members (inherited ones included)."""
+
+    module: str
+    name: str
+    members: dict[str, Member]
+    abcs: tuple[str, ...]
+    """Abstract base classes in the same module that declare every method of the
+    protocol (``SessionABC`` beside ``Session``), by name."""
+    provided: dict[str, frozenset[str]]
+    """For the protocol and each ABC (by name): the members a subclass inherits
+    ready-made (a concrete method, an attribute with a value)."""
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.module}.{self.name}"
+
+    @property
+    def methods(self) -> list[Member]:
+        return [member for member in self.members.values() if member.is_method]
+
+
+def literal_values(module: str, name: str) -> tuple[str, ...]:
+    """The strings allowed by ``name`` in ``module``: a Literal alias or ``Class.attr``.
+
+    Aliases may be plain, ``TypeAlias``-annotated or PEP 695 ``type`` statements,
+    unions of Literals and aliases of aliases (also imported from other modules);
+    ``Class.attr`` is an annotated class attribute (dataclass, pydantic model,
+    TypedDict), looked up in the class's bases too.
+    """
+    parts = name.split(".")
+    source, parts[0] = defined_in(read_module(module), parts[0])
+    if len(parts) == 1:
+        expression = source.alias(parts[0])
+        if expression is None:
+            raise ConfigError(f"{module}: no module-level name {parts[0]!r}")
+        owner = source
+    else:
+        found = _class_attribute(source, parts[:-1], parts[-1], seen=set())
+        if found is None:
+            raise ConfigError(f"{module}: no annotated class attribute {name!r}")
+        owner, expression = found
+    values = _literal_strings(owner, expression, seen=set())
+    if values is None:
+        raise ConfigError(f"{module}:{name} is not a Literal of strings")
+    return tuple(dict.fromkeys(values))
+
+
+def read_protocol(module: str, name: str) -> ProtocolSpec:
+    """The Protocol ``name`` in ``module`` with its members, inherited ones included.
+
+    A protocol re-exported by ``module`` is read where it is defined, and named so."""
+    source, name = defined_in(read_module(module), name)
+    module = source.name
+    node = source.classes.get(name)
+    if node is None:
+        raise ConfigError(f"{module}: no class {name!r}")
+    if not is_protocol(source, node):
+        raise ConfigError(f"{module}:{name} is not a Protocol")
+    members = _protocol_members(source, node, seen=set())
+    method_names = {member.name for member in members.values() if member.is_method}
+    abcs = tuple(
+        candidate.name
+        for candidate in source.classes.values()
+        if candidate is not node
+        and _is_abc(source, candidate)
+        and method_names <= {item.name for item in _defs(candidate)}
+    )
+    provided = {name: frozenset(member.name for member in members.values() if member.has_body)}
+    for abc_name in abcs:
+        provided[abc_name] = frozenset(_concrete_members(source.classes[abc_name]))
+    return ProtocolSpec(module, name, members, abcs, provided)
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """A module's syntax tree and what its top level binds."""
+
+    name: str
+    path: Path
+    package: str
+    tree: ast.Module
+
+    @property
+    def classes(self) -> dict[str, ast.ClassDef]:
+        return {node.name: node for node in top_level(self.tree) if isinstance(node, ast.ClassDef)}
+
+    def alias(self, name: str) -> ast.expr | None:
+        """The value assigned to a module-level ``name`` (None if not assigned)."""
+        value = None
+        for node in top_level(self.tree):
+            if (
+                isinstance(node, ast.Assign)
+                and any(
+                    isinstance(target, ast.Name) and target.id == name for target in node.targets
+                )
+            ) or (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == name
+                and node.value is not None
+            ):
+                value = node.value
+        return value
+
+    def imported(self, name: str) -> str | None:
+        """The qualified name a top-level import binds to ``name`` (``mod.attr`` or ``mod``)."""
+        for node in top_level(self.tree):
+            if isinstance(node, ast.ImportFrom):
+                base = self.resolve_relative(node.module, node.level)
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        return f"{base}.{alias.name}" if base else alias.name
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname == name:
+                        return alias.name
+                    if alias.asname is None and alias.name.split(".")[0] == name:
+                        return name
+        return None
+
+    def resolve_relative(self, module: str | None, level: int) -> str:
+        if level == 0:
+            return module or ""
+        parts = self.package.split(".") if self.package else []
+        base = parts[: len(parts) - (level - 1)] if level > 1 else parts
+        return ".".join([*base, module] if module else base)
+
+    def qualified(self, expression: ast.expr) -> str | None:
+        """The qualified name of a ``Name`` or dotted ``Attribute``, through imports;
+        a name defined here is ``<this module>.<name>``."""
+        if isinstance(expression, ast.Name):
+            imported = self.imported(expression.id)
+            return imported if imported is not None else f"{self.name}.{expression.id}"
+        if isinstance(expression, ast.Attribute):
+            owner = self.qualified(expression.value)
+            return None if owner is None else f"{owner}.{expression.attr}"
+        return None
+
+
+def file_source(path: Path, tree: ast.Module) -> ModuleSource:
+    """A ``ModuleSource`` for a checked file, named after its package directories
+    (those with ``__init__.py``) so that relative imports resolve."""
+    parts = [path.stem] if path.stem != "__init__" else []
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    name = ".".join(parts) or path.stem
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
+    return ModuleSource(name, path, package, tree)
+
+
+def read_module(module: str) -> ModuleSource:
+    """Locate and parse ``module``; ``ConfigError`` says what went wrong.
+
+    Parsed once per content (cached by path, modification time and size)."""
+    path, is_package = _locate_from(module, os.getcwd())
+    for paths in _recorders:
+        paths.add(path)
+    try:
+        status = path.stat()
+    except OSError as error:
+        raise ConfigError(
+            f"cannot read the source of module {module!r} ({path}): {error}"
+        ) from error
+    return _parse_module(module, path, is_package, status.st_mtime_ns, status.st_size)
+
+
+@contextmanager
+def recording() -> Iterator[set[Path]]:
+    """The paths of every module source read inside the block (the files whose change
+    changes what was read)."""
+    paths: set[Path] = set()
+    _recorders.append(paths)
+    try:
+        yield paths
+    finally:
+        _recorders.pop()
+
+
+@cache
+def _locate_from(module: str, cwd: str) -> tuple[Path, bool]:
+    return _locate(module, [cwd, *sys.path])
+
+
+@cache
+def _parse_module(
+    module: str, path: Path, is_package: bool, mtime_ns: int, size: int
+) -> ModuleSource:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(
+            f"cannot read the source of module {module!r} ({path}): {error}"
+        ) from error
+    try:
+        tree = _parse(text, path)
+    except (SyntaxError, ValueError, RecursionError) as error:
+        raise ConfigError(
+            f"cannot parse the source of module {module!r} ({path}): {error}"
+        ) from error
+    package = module if is_package else module.rpartition(".")[0]
+    return ModuleSource(module, path, package, tree)
+
+
+def _locate(module: str, search_path: list[str]) -> tuple[Path, bool]:
+    locations: list[str] | None = search_path
+    spec = None
+    parts = module.split(".")
+    for depth in range(1, len(parts) + 1):
+        if locations is None:
+            raise ConfigError(f"module {'.'.join(parts[: depth - 1])!r} is not a package")
+        spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        if spec is None:
+            raise ConfigError(f"module {module!r} not found")
+        locations = list(spec.submodule_search_locations or []) or None
+    assert spec is not None
+    origin = spec.origin
+    if origin is None or not origin.endswith((".py", ".pyi")):
+        raise ConfigError(f"module {module!r} has no Python source to read ({origin})")
+    return Path(origin), spec.submodule_search_locations is not None
+
+
+def _parse(text: str, path: Path) -> ast.Module:
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError:
+        if sys.version_info >= (3, 12) or not _TYPE_STATEMENT.search(text):
+            raise
+        return ast.parse(_TYPE_STATEMENT.sub(r"\1\2 =", text), filename=str(path))
+
+
+def top_level(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements, including those under ``if``/``try`` (e.g. TYPE_CHECKING)."""
+    statements: list[ast.stmt] = []
+    pending = list(reversed(tree.body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If):
+            pending.extend(reversed([*node.body, *node.orelse]))
+        elif isinstance(node, ast.Try):
+            pending.extend(reversed([*node.body, *node.orelse, *node.finalbody]))
+        elif type(node).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
+            target, value = node.name, node.value  # type: ignore[attr-defined]
+            statements.append(ast.Assign(targets=[target], value=value, lineno=node.lineno))
+        else:
+            statements.append(node)
+    return statements
+
+
+# Literal values ---------------------------------------------------------------------
+
+
+def _literal_strings(
+    source: ModuleSource, expression: ast.expr, seen: set[str]
+) -> list[str] | None:
+    """The strings an annotation expression allows, or None if it is not (only) Literals."""
+    if isinstance(expression, ast.Constant):
+        if expression.value is None:
+            return []
+        if isinstance(expression.value, str):  # a string annotation
+            try:
+                parsed = ast.parse(expression.value, mode="eval").body
+            except SyntaxError:
+                return None
+            return _literal_strings(source, parsed, seen)
+        return None
+    if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
+        return _union(source, [expression.left, expression.right], seen)
+    if isinstance(expression, ast.Subscript):
+        origin = typing_name(source, expression.value)
+        arguments = _subscript_arguments(expression)
+        if origin == "Literal":
+            return [
+                argument.value
+                for argument in arguments
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str)
+            ]
+        if origin in ("Union", "Optional"):
+            return _union(source, arguments, seen)
+        if origin in ("Annotated", "Final", "ClassVar", "Required", "NotRequired", "ReadOnly"):
+            return _literal_strings(source, arguments[0], seen) if arguments else None
+        return None
+    if isinstance(expression, (ast.Name, ast.Attribute)):
+        target = _definition(source, expression)
+        if target is None:
+            return None
+        owner, name = target
+        key = f"{owner.name}.{name}"
+        if key in seen:
+            return None
+        aliased = owner.alias(name)
+        if aliased is None:
+            return None
+        return _literal_strings(owner, aliased, seen | {key})
+    return None
+
+
+def _union(source: ModuleSource, members: list[ast.expr], seen: set[str]) -> list[str] | None:
+    values: list[str] = []
+    for member in members:
+        allowed = _literal_strings(source, member, seen)
+        if allowed is None:
+            return None
+        values.extend(allowed)
+    return values
+
+
+def _subscript_arguments(expression: ast.Subscript) -> list[ast.expr]:
+    index = expression.slice
+    return list(index.elts) if isinstance(index, ast.Tuple) else [index]
+
+
+def typing_name(source: ModuleSource, expression: ast.expr) -> str | None:
+    """``Literal``, ``Union``... when ``expression`` names that object of typing or
+    typing_extensions (directly, through an import alias, or as ``typing.X``)."""
+    qualified = source.qualified(expression)
+    if qualified is None:
+        return None
+    module, _, name = qualified.rpartition(".")
+    return name if module in TYPING_MODULES else None
+
+
+def defined_in(source: ModuleSource, name: str) -> tuple[ModuleSource, str]:
+    """The module (and name there) that defines ``name`` of ``source``, following
+    re-exports such as ``from .session import Session`` in a package ``__init__``."""
+    seen: set[tuple[str, str]] = set()
+    while (source.name, name) not in seen:
+        seen.add((source.name, name))
+        imported = source.imported(name)
+        if imported is None or name in source.classes or source.alias(name) is not None:
+            break
+        module, _, attribute = imported.rpartition(".")
+        if not module or module in TYPING_MODULES:
+            break
+        try:
+            source, name = read_module(module), attribute
+        except ConfigError:
+            break
+    return source, name
+
+
+def canonical_name(qualified: str) -> str:
+    """``module.Name`` of where ``qualified`` is defined (itself if it cannot be read)."""
+    module, _, name = qualified.rpartition(".")
+    if not module or module in TYPING_MODULES:
+        return qualified
+    try:
+        source, name = defined_in(read_module(module), name)
+    except ConfigError:
+        return qualified
+    return f"{source.name}.{name}"
+
+
+def _definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSource, str] | None:
+    """The module and name a ``Name``/``Attribute`` refers to, followed through imports."""
+    qualified = source.qualified(expression)
+    if qualified is None:
+        return None
+    if isinstance(expression, ast.Name) and source.imported(expression.id) is None:
+        return source, expression.id
+    module, _, name = qualified.rpartition(".")
+    if not module or module in TYPING_MODULES:
+        return None
+    try:
+        return defined_in(read_module(module), name)
+    except ConfigError:
+        return None
+
+
+def _class_attribute(
+    source: ModuleSource, class_path: list[str], attribute: str, seen: set[str]
+) -> tuple[ModuleSource, ast.expr] | None:
+    """The annotation of ``Class.attribute`` (or a base class's), and its module."""
+    node: ast.ClassDef | None = source.classes.get(class_path[0])
+    for inner in class_path[1:]:
+        if node is None:
+            return None
+        node = next((s for s in node.body if isinstance(s, ast.ClassDef) and s.name == inner), None)
+    if node is None or f"{source.name}.{node.name}" in seen:
+        return None
+    for statement in node.body:
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and statement.target.id == attribute
+        ):
+            return source, statement.annotation
+    for base in node.bases:
+        target = _definition(source, base)
+        if target is not None:
+            owner, name = target
+            found = _class_attribute(
+                owner, [name], attribute, seen | {f"{source.name}.{node.name}"}
+            )
+            if found is not None:
+                return found
+    return None
+
+
+# Protocols ------------------------------------------------------------------------
+
+
+def is_protocol(source: ModuleSource, node: ast.ClassDef) -> bool:
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        if typing_name(source, target) == "Protocol":
+            return True
+    return False
+
+
+def _is_abc(source: ModuleSource, node: ast.ClassDef) -> bool:
+    if any(
+        keyword.arg == "metaclass" and source.qualified(keyword.value) == "abc.ABCMeta"
+        for keyword in node.keywords
+    ):
+        return True
+    return any(source.qualified(base) == "abc.ABC" for base in node.bases)
+
+
+def _protocol_members(
+    source: ModuleSource, node: ast.ClassDef, seen: set[str]
+) -> dict[str, Member]:
+    members: dict[str, Member] = {}
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        if typing_name(source, target) is not None:
+            continue  # Protocol, Generic
+        definition = _definition(source, target)
+        if definition is None:
+            continue
+        owner, name = definition
+        base_node = owner.classes.get(name)
+        key = f"{owner.name}.{name}"
+        if base_node is not None and key not in seen and is_protocol(owner, base_node):
+            members.update(_protocol_members(owner, base_node, seen | {key}))
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            name = statement.target.id
+            if typing_name(source, _annotation_origin(statement.annotation)) == "ClassVar":
+                continue
+            annotation = ast.unparse(statement.annotation)
+            members[name] = Member(
+                name, f"{name}: {annotation}", is_method=False, has_body=statement.value is not None
+            )
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name.startswith("__") and statement.name.endswith("__"):
+                continue
+            if _is_property(statement):
+                members[statement.name] = Member(
+                    statement.name,
+                    f"{statement.name}: {ast.unparse(statement.returns or ast.Name('Any'))}",
+                    is_method=False,
+                    has_body=not is_trivial_body(statement.body),
+                )
+            elif not has_decorator(statement, "overload"):
+                members[statement.name] = Member(
+                    statement.name,
+                    signature(statement),
+                    is_method=True,
+                    is_async=isinstance(statement, ast.AsyncFunctionDef),
+                    parameters=parameters(statement),
+                    has_body=not is_trivial_body(statement.body),
+                )
+    return members
+
+
+def _concrete_members(node: ast.ClassDef) -> list[str]:
+    names = []
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not has_decorator(statement, "abstractmethod"):
+                names.append(statement.name)
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            if isinstance(statement.target, ast.Name):
+                names.append(statement.target.id)
+        elif isinstance(statement, ast.Assign):
+            names.extend(t.id for t in statement.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _annotation_origin(annotation: ast.expr) -> ast.expr:
+    return annotation.value if isinstance(annotation, ast.Subscript) else annotation
+
+
+def _defs(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def has_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (isinstance(target, ast.Name) and target.id == name) or (
+            isinstance(target, ast.Attribute) and target.attr == name
+        ):
+            return True
+    return False
+
+
+def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return has_decorator(node, "property") or has_decorator(node, "cached_property")
+
+
+def is_trivial_body(body: list[ast.stmt]) -> bool:
+    """Whether a body only declares: docstring, ``...``, ``pass``, ``raise NotImplementedError``."""
+    for statement in body:
+        if isinstance(statement, ast.Pass):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring or `...`
+        if isinstance(statement, ast.Raise) and statement.exc is not None:
+            raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                continue
+        return False
+    return True
+
+
+def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Parameter, ...]:
+    """The parameters of a def, the bound first one (``self``/``cls``) left out
+    unless it is a staticmethod."""
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(arguments.defaults))
+    defaults.extend(arguments.defaults)
+    result = [
+        Parameter(
+            argument.arg,
+            "positional-only" if index < len(arguments.posonlyargs) else "positional or keyword",
+            None if default is None else ast.unparse(default),
+        )
+        for index, (argument, default) in enumerate(zip(positional, defaults, strict=True))
+    ]
+    if arguments.vararg is not None:
+        result.append(Parameter(arguments.vararg.arg, "*args", None))
+    for argument, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        result.append(
+            Parameter(
+                argument.arg,
+                "keyword-only",
+                None if kw_default is None else ast.unparse(kw_default),
+            )
+        )
+    if arguments.kwarg is not None:
+        result.append(Parameter(arguments.kwarg.arg, "**kwargs", None))
+    if not has_decorator(node, "staticmethod") and positional:
+        result.pop(0)
+    return tuple(result)
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """``async def name(self, limit: int | None = None) -> list[Item]``, as declared."""
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(arguments.defaults))
+    defaults.extend(arguments.defaults)
+    parts = [_argument(a, d) for a, d in zip(positional, defaults, strict=True)]
+    if arguments.posonlyargs:
+        parts.insert(len(arguments.posonlyargs), "/")
+    if arguments.vararg is not None:
+        parts.append("*" + _argument(arguments.vararg, None))
+    elif arguments.kwonlyargs:
+        parts.append("*")
+    parts.extend(
+        _argument(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    )
+    if arguments.kwarg is not None:
+        parts.append("**" + _argument(arguments.kwarg, None))
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+    return f"{prefix} {node.name}({', '.join(parts)}){returns}"
+
+
+def _argument(argument: ast.arg, default: ast.expr | None) -> str:
+    text = argument.arg
+    if argument.annotation is not None:
+        text += f": {ast.unparse(argument.annotation)}"
+        return text + (f" = {ast.unparse(default)}" if default is not None else "")
+    return text + (f"={ast.unparse(default)}" if default is not None else "")

@@ -1,0 +1,299 @@
+"""LR002 unknown-literal on real projects: declarations read statically, the real SDK, errors."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from lint_rules.config import load_config
+from lint_rules.engine import RunOptions, run
+from lint_rules.rule import ConfigError
+from lint_rules.rules.unknown_literal import UnknownLiteralRule
+from lint_rules.static import literal_values
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
+
+SDK_FIELD = '"RunItemStreamEvent.name" = "agents.stream_events:RunItemStreamEvent.name"'
+
+DECLARATIONS = """
+    from typing import Literal, TypeAlias, Union, Optional
+    import typing
+    import typing_extensions as te
+    from dataclasses import dataclass
+    from typing_extensions import TypedDict
+    from pydantic import BaseModel
+
+    raise SystemExit("read, never imported")
+
+    Plain = Literal["queued", "running"]
+    Annotated: TypeAlias = typing.Literal["done"]
+    Extension = te.Literal["failed"]
+    Both = Plain | Annotated
+    Either = Union[Plain, Literal["cancelled"]]
+    Maybe = Optional[Extension]
+    Quoted: TypeAlias = "Literal['paused']"
+    NotLiteral = str
+
+    @dataclass
+    class Job:
+        state: Both
+        label: str
+
+    class Payload(TypedDict):
+        kind: Literal["start", "stop"]
+
+    class Model(BaseModel):
+        level: Literal["low", "high"]
+
+    class Child(Model):
+        pass
+"""
+
+
+def _write(path: Path, source: str) -> None:
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def _configure(project: Path, *entries: str) -> None:
+    (project / "pyproject.toml").write_text("[tool.lint_rules.literals]\n" + "\n".join(entries))
+
+
+@pytest.fixture
+def declared(project: Path) -> Path:
+    """A project with a ``states`` module declaring Literals every supported way."""
+    _write(project / "states.py", DECLARATIONS)
+    return project
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("Plain", ("queued", "running")),
+        ("Annotated", ("done",)),
+        ("Extension", ("failed",)),
+        ("Both", ("queued", "running", "done")),
+        ("Either", ("queued", "running", "cancelled")),
+        ("Maybe", ("failed",)),
+        ("Quoted", ("paused",)),
+        ("Job.state", ("queued", "running", "done")),
+        ("Payload.kind", ("start", "stop")),
+        ("Model.level", ("low", "high")),
+        ("Child.level", ("low", "high")),
+    ],
+)
+def test_declaration_values_are_read_from_source_without_running_it(
+    declared: Path, name: str, values: tuple[str, ...]
+) -> None:
+    assert literal_values("states", name) == values
+
+
+def test_pep_695_type_statement_is_read(project: Path) -> None:
+    _write(
+        project / "modern.py", 'from typing import Literal\ntype Color = Literal["red", "blue"]\n'
+    )
+
+    assert literal_values("modern", "Color") == ("red", "blue")
+
+
+def test_alias_imported_from_another_module_is_followed(project: Path) -> None:
+    (project / "pkg").mkdir()
+    _write(project / "pkg" / "__init__.py", "raise ImportError('never run')\n")
+    _write(project / "pkg" / "base.py", 'from typing import Literal\nColor = Literal["red"]\n')
+    _write(project / "pkg" / "more.py", 'from .base import Color\nfrom typing import Literal\n'
+           'Shade = Color | Literal["teal"]\n')  # fmt: skip
+
+    assert literal_values("pkg.more", "Shade") == ("red", "teal")
+
+
+def test_package_init_resolves_its_relative_imports(project: Path) -> None:
+    (project / "pkg").mkdir()
+    _write(project / "pkg" / "__init__.py", "from .kinds import Kind as Kind\n")
+    _write(project / "pkg" / "kinds.py", 'from typing import Literal\nKind = Literal["a", "b"]\n')
+    _write(project / "pkg" / "fields.py", "from . import Kind\nAlias = Kind\n")
+
+    assert literal_values("pkg.fields", "Alias") == ("a", "b")
+
+
+def test_real_sdk_event_name_typo_is_flagged_with_the_sdk_spelling(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SDK_FIELD)
+    (project / "handler.py").write_text(
+        "async def on_events(result):\n"
+        "    async for event in result.stream_events():\n"
+        '        if event.name == "handoff_occurred":\n'
+        "            print(event.item)\n"
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.code == 1
+    assert outcome.out.splitlines()[0] == (
+        "handler.py:3:26: LR002 [*] 'handoff_occurred' is not a value of "
+        "`RunItemStreamEvent.name`; did you mean 'handoff_occured'?"  # noqa: LR001
+    )
+
+
+def test_unsafe_fix_applies_the_suggestion_only_with_unsafe_fixes(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SDK_FIELD)
+    handler = project / "handler.py"
+    handler.write_text('if event.name in ("tool_called", "handoff_occurred"):\n    pass\n')
+
+    assert lint("fix").code == 1
+    assert "handoff_occurred" in handler.read_text()
+    assert lint("fix", "--unsafe-fixes").code == 0
+    assert handler.read_text() == (
+        'if event.name in ("tool_called", "handoff_occured"):\n    pass\n'  # noqa: LR001
+    )
+
+
+def test_ambiguous_suggestion_is_reported_without_a_fix(project: Path, lint: Lint) -> None:
+    _write(
+        project / "kinds.py",
+        'from typing import Literal\nKind = Literal["tool_call", "tool_calls"]\n',
+    )
+    _configure(project, '"kind" = "kinds:Kind"')
+    (project / "use.py").write_text("if item.kind == 'tool_cal':\n    pass\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.splitlines()[0] == (
+        "use.py:1:17: LR002 'tool_cal' is not a value of `kind`; did you mean 'tool_call'?"
+    )
+
+
+def test_warm_run_rechecks_uses_when_the_declaration_changes(project: Path, lint: Lint) -> None:
+    _write(project / "kinds.py", 'from typing import Literal\nKind = Literal["start", "stop"]\n')
+    _configure(project, '"kind" = "kinds:Kind"')
+    (project / "use.py").write_text("if item.kind == 'pause':\n    pass\n")
+    assert lint("check").code == 0  # 'pause' resembles no value yet; fills the cache
+    _write(project / "kinds.py", 'from typing import Literal\nKind = Literal["paused", "stop"]\n')
+
+    outcome = lint("check")
+
+    assert "'pause' is not a value of `kind`; did you mean 'paused'?" in outcome.out
+
+
+def test_keyword_to_the_declaring_class_is_checked_and_other_calls_are_not(
+    declared: Path, lint: Lint
+) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"')
+    (declared / "use.py").write_text("Job(state='finished')\nOther(state='finished')\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.splitlines()[:-1] == [
+        "use.py:1:11: LR002 'finished' is not a value of `Job.state`; "
+        "allowed: 'done', 'queued', 'running'"
+    ]
+
+
+def test_keys_with_the_same_attribute_allow_the_union_of_their_values(
+    declared: Path, lint: Lint
+) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"', '"Task.state" = "states:Payload.kind"')
+    (declared / "use.py").write_text(
+        "ok = item.state in ('done', 'stop')\nbad = item.state == 'stopp'\n"
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.splitlines()[0].startswith(
+        "use.py:2:21: LR002 [*] 'stopp' is not a value of "
+    )
+    assert "`Job.state, Task.state`" in outcome.out
+    assert outcome.out.startswith("use.py:2:")
+    assert outcome.out.count("LR002") == 1
+
+
+def test_compared_string_unlike_every_value_is_taken_for_another_field(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SDK_FIELD)
+    (project / "platform.py").write_text(
+        "import os\nWINDOWS = os.name == 'nt'\nJAVA = sys.platform.name in ('java', 'jython')\n"
+    )
+
+    assert lint("check", "--no-cache").out == "All checks passed!\n"
+
+
+def test_only_files_that_use_the_field_are_parsed(declared: Path) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"')
+    sources = {
+        "attribute.py": "x = job.state\n",
+        "subscript.py": "x = job['state']\n",
+        "constructor.py": "x = Job()\n",
+        "variable_only.py": "state = 1\nprint(state)\n",
+        "unrelated.py": "print('hello')\n",
+    }
+    for name, source in sources.items():
+        (declared / name).write_text(source)
+    config = load_config(declared, [UnknownLiteralRule])
+
+    result = run(
+        [declared / name for name in sources],
+        config,
+        [UnknownLiteralRule],
+        RunOptions(use_cache=False),
+    )
+
+    assert {r.path.name: r.parsed for r in result.files} == {
+        "attribute.py": True,
+        "subscript.py": True,
+        "constructor.py": True,
+        "variable_only.py": False,
+        "unrelated.py": False,
+    }
+
+
+def test_attribute_split_by_a_comment_inside_brackets_is_still_checked(
+    declared: Path, lint: Lint
+) -> None:
+    _configure(declared, '"Job.state" = "states:Job.state"')
+    (declared / "split.py").write_text("ok = (job.  # the state\n    state == 'runing')\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.out.startswith("split.py:2:14: LR002 [*] 'runing' is not a value of")
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ('"state" = "no_such_module:State"', "module 'no_such_module' not found"),
+        ('"state" = "states:Missing"', "states: no module-level name 'Missing'"),
+        ('"state" = "states:NotLiteral"', "states:NotLiteral is not a Literal of strings"),
+        ('"state" = "states:Job.label"', "states:Job.label is not a Literal of strings"),
+        ('"state" = "states:Job.nothing"', "no annotated class attribute 'Job.nothing'"),
+        ('"state" = "states"', 'expected "module:Name" or "module:Class.attr"'),
+        ('"a.b.c" = "states:Plain"', 'expected "attr" or "Class.attr"'),
+        ('"state" = "broken:Plain"', "cannot parse the source of module 'broken'"),
+        ('"state" = "binary:Plain"', "cannot read the source of module 'binary'"),
+    ],
+)
+def test_bad_declaration_is_a_configuration_error_naming_it(
+    declared: Path, lint: Lint, entry: str, complaint: str
+) -> None:
+    (declared / "broken.py").write_text("Plain = Literal[\n")
+    (declared / "binary.py").write_bytes(b"Plain = '\xff'\n")
+    _configure(declared, entry)
+    (declared / "use.py").write_text("x.state == 'a'\n")
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.code == 2
+    assert "'literals'" in outcome.err
+    assert complaint in outcome.err
+
+
+def test_literals_option_must_be_a_table() -> None:
+    with pytest.raises(ConfigError, match="'literals' must be a table"):
+        UnknownLiteralRule({"literals": ["state"]})

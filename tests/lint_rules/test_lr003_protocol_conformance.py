@@ -1,0 +1,403 @@
+"""LR003 protocol-conformance with our Session protocol and a protocol defined only here."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from lint_rules.config import load_config
+from lint_rules.engine import RunOptions, run
+from lint_rules.rules.protocol_conformance import ProtocolConformanceRule, parameter_changes
+from lint_rules.static import Parameter
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
+
+SESSION = '"agent_sessions.protocol:Session" = ["backends/**"]'
+SESSION_SIGNATURE = "`async def pop_item(self) -> Item | None`"
+
+# A protocol that exists only in this test: inherits members from a base protocol
+# in another module, has keyword-only parameters, defaults and a ready-made method.
+BASE = """
+    from typing import Protocol
+
+    class Closable(Protocol):
+        async def close(self) -> None: ...
+"""
+STORE = """
+    from typing import Protocol
+    from base import Closable
+
+    raise SystemExit("read, never imported")
+
+    class Store(Closable, Protocol):
+        name: str
+
+        async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ...
+        async def put(self, key: str, value: bytes, ttl: int = 60) -> None: ...
+        async def delete(self, key: str) -> None: ...
+
+        def describe(self) -> str:
+            return f"store {self.name}"
+"""
+GOOD_STORE = """
+    class MemoryStore:
+        def __init__(self) -> None:
+            self.name = "memory"
+
+        async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ...
+        async def put(self, key: str, value: bytes, ttl: int = 60) -> None: ...
+        async def delete(self, key: str) -> None: ...
+        async def close(self) -> None: ...
+        def describe(self) -> str: ...
+"""
+
+
+def _write(path: Path, source: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def _configure(project: Path, *entries: str) -> None:
+    (project / "pyproject.toml").write_text("[tool.lint_rules.protocols]\n" + "\n".join(entries))
+
+
+def _lines(output: str) -> list[str]:
+    return output.splitlines()[:-1]  # without the summary line
+
+
+@pytest.fixture
+def store_project(project: Path) -> Path:
+    """A project declaring the test-only ``Store`` protocol, implementations under impl/."""
+    _write(project / "base.py", BASE)
+    _write(project / "store.py", STORE)
+    _configure(project, '"store:Store" = ["impl/"]')
+    return project
+
+
+def test_session_subclass_of_the_abc_missing_pop_item_is_reported_at_the_class(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SESSION)
+    _write(
+        project / "backends" / "memory.py",
+        """
+        from agent_sessions.protocol import Item, SessionABC
+
+        class MemorySession(SessionABC):
+            def __init__(self, session_id: str) -> None:
+                self.session_id = session_id
+
+            async def get_items(self, limit: int | None = None) -> list[Item]: ...
+            async def add_items(self, items: list[Item]) -> None: ...
+            async def clear_session(self) -> None: ...
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert _lines(outcome.out) == [
+        "backends/memory.py:4:1: LR003 `MemorySession` misses `pop_item`; the protocol "
+        f"`agent_sessions.protocol.Session` declares {SESSION_SIGNATURE}"
+    ]
+
+
+def test_structural_session_with_a_sync_method_is_reported_at_the_def(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, SESSION)
+    _write(
+        project / "backends" / "plain.py",
+        """
+        class PlainSession:
+            session_id = "s"
+            session_settings = None
+
+            def get_items(self, limit=None): ...
+            async def add_items(self, items): ...
+            async def pop_item(self): ...
+            async def clear_session(self): ...
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert _lines(outcome.out) == [
+        "backends/plain.py:6:5: LR003 `PlainSession.get_items` is not async; the protocol "
+        "`agent_sessions.protocol.Session` declares "
+        "`async def get_items(self, limit: int | None = None) -> list[Item]`"
+    ]
+
+
+def test_session_attribute_never_assigned_is_missing(project: Path, lint: Lint) -> None:
+    _configure(project, SESSION)
+    _write(
+        project / "backends" / "plain.py",
+        """
+        class PlainSession:
+            session_settings = None
+
+            async def get_items(self, limit=None): ...
+            async def add_items(self, items): ...
+            async def pop_item(self): ...
+            async def clear_session(self): ...
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert _lines(outcome.out) == [
+        "backends/plain.py:2:1: LR003 `PlainSession` misses `session_id`; the protocol "
+        "`agent_sessions.protocol.Session` declares `session_id: str`"
+    ]
+
+
+def test_subclass_of_a_detected_abc_imported_relatively_is_an_implementation(
+    project: Path, lint: Lint
+) -> None:
+    _write(project / "pkg" / "__init__.py", "")
+    _write(
+        project / "pkg" / "contract.py",
+        """
+        import abc
+        from typing import Protocol
+
+        class Reader(Protocol):
+            def read(self, size: int = -1) -> bytes: ...
+            def close(self) -> None: ...
+
+        class ReaderBase(abc.ABC):
+            @abc.abstractmethod
+            def read(self, size: int = -1) -> bytes: ...
+
+            @abc.abstractmethod
+            def close(self) -> None: ...
+        """,
+    )
+    _write(
+        project / "pkg" / "files.py",
+        """
+        from .contract import ReaderBase
+
+        class FileReader(ReaderBase):
+            def read(self, size: int = -1) -> bytes: ...
+        """,
+    )
+    _configure(project, '"pkg.contract:Reader" = ["pkg/"]')
+
+    outcome = lint("check", "--no-cache")
+
+    assert _lines(outcome.out) == [
+        "pkg/files.py:4:1: LR003 `FileReader` misses `close`; the protocol "
+        "`pkg.contract.Reader` declares `def close(self) -> None`"
+    ]
+
+
+def test_protocol_and_abc_named_through_package_re_exports_are_recognised(
+    project: Path, lint: Lint
+) -> None:
+    _configure(project, '"agents.memory:Session" = ["backends/"]')
+    _write(
+        project / "backends" / "sdk.py",
+        """
+        import agents
+
+        class SdkSession(agents.SessionABC):
+            session_id = "s"
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert [line.split(" LR003 ")[1].split(";")[0] for line in _lines(outcome.out)] == [
+        "`SdkSession` misses `get_items`",
+        "`SdkSession` misses `add_items`",
+        "`SdkSession` misses `pop_item`",
+        "`SdkSession` misses `clear_session`",
+    ]
+    assert "the protocol `agents.memory.session.Session` declares" in outcome.out
+
+
+def test_conforming_implementation_of_a_test_protocol_passes(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(store_project / "impl" / "memory.py", GOOD_STORE)
+
+    assert lint("check", "--no-cache").out == "All checks passed!\n"
+
+
+def test_member_inherited_from_a_base_protocol_in_another_module_is_required(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(store_project / "impl" / "memory.py", GOOD_STORE.replace("close", "shutdown"))
+
+    outcome = lint("check", "--no-cache")
+
+    assert _lines(outcome.out) == [
+        "impl/memory.py:2:1: LR003 `MemoryStore` misses `close`; the protocol `store.Store` "
+        "declares `async def close(self) -> None`"
+    ]
+
+
+def test_explicit_subclass_inherits_the_protocols_ready_made_method(
+    store_project: Path, lint: Lint
+) -> None:
+    source = GOOD_STORE.replace("class MemoryStore:", "class MemoryStore(Store):")
+    source = source.replace("        def describe(self) -> str: ...\n", "")
+    _write(store_project / "impl" / "memory.py", "\n    from store import Store" + source)
+
+    assert lint("check", "--no-cache").out == "All checks passed!\n"
+
+
+GET = "async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ..."
+
+
+@pytest.mark.parametrize(
+    ("changed", "problem"),
+    [
+        ("async def get(self, name, *, default=None): ...", "renames parameter `key` to `name`"),
+        ("async def get(self, key, *, fallback=None): ...", "misses keyword-only parameter"),
+        ("async def get(self, key, /, *, default=None): ...", "makes parameter `key` positional"),
+        ("async def get(self, key, *, default=b''): ...", "changes the default of parameter"),
+        ("async def get(self, key, *, default): ...", "drops the default of parameter `default`"),
+        ("async def get(self, key, strict, *, default=None): ...", "adds required parameter"),
+        ("def get(self, key, *, default=None): ...", "is not async"),
+    ],
+)
+def test_changed_method_is_reported_at_its_def_with_the_expected_signature(
+    store_project: Path, lint: Lint, changed: str, problem: str
+) -> None:
+    source = GOOD_STORE.replace(GET, changed)
+    _write(store_project / "impl" / "memory.py", source)
+
+    [line] = _lines(lint("check", "--no-cache").out)
+
+    assert line.startswith("impl/memory.py:6:5: LR003 `MemoryStore.get` ")
+    assert problem in line
+    assert line.endswith(
+        "`store.Store` declares "
+        "`async def get(self, key: str, *, default: bytes | None = None) -> bytes | None`"
+    )
+
+
+def test_class_with_a_base_it_cannot_read_is_not_said_to_miss_members(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(
+        store_project / "impl" / "mixed.py",
+        """
+        from elsewhere import Mixin
+
+        class MixedStore(Mixin):
+            async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ...
+            async def put(self, key: str, value: bytes, ttl: int = 30) -> None: ...
+            async def delete(self, key: str) -> None: ...
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert [line.split(" LR003 ")[1].split(";")[0] for line in _lines(outcome.out)] == [
+        "`MixedStore.put` changes the default of parameter `ttl` to `30`"
+    ]
+
+
+def test_members_from_a_base_class_in_the_same_file_count(store_project: Path, lint: Lint) -> None:
+    _write(
+        store_project / "impl" / "layered.py",
+        """
+        class Base:
+            name = "base"
+            async def close(self) -> None: ...
+            def describe(self) -> str: ...
+
+        class LayeredStore(Base):
+            async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ...
+            async def put(self, key: str, value: bytes, ttl: int = 60) -> None: ...
+            async def delete(self, key: str) -> None: ...
+        """,
+    )
+
+    assert lint("check", "--no-cache").out == "All checks passed!\n"
+
+
+def test_warm_run_rechecks_implementations_when_the_protocol_changes(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(store_project / "impl" / "memory.py", GOOD_STORE)
+    assert lint("check").code == 0  # fills the cache
+    base = store_project / "base.py"
+    base.write_text(base.read_text() + "    async def flush(self) -> None: ...\n")
+
+    outcome = lint("check")
+
+    assert "`MemoryStore` misses `flush`" in outcome.out
+
+
+def test_class_defining_half_the_methods_or_fewer_is_not_an_implementation(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(
+        store_project / "impl" / "cache.py",
+        """
+        class Cache:
+            def get(self, key): ...
+            def put(self, key, value): ...
+        """,
+    )
+
+    assert lint("check", "--no-cache").code == 0
+
+
+def test_files_outside_the_configured_paths_are_not_checked(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(store_project / "tests" / "fake.py", GOOD_STORE.replace("async def get", "def get"))
+
+    assert lint("check", "--no-cache").code == 0
+
+
+def test_file_without_the_protocols_names_is_never_parsed(store_project: Path) -> None:
+    _write(store_project / "impl" / "memory.py", GOOD_STORE)
+    _write(store_project / "impl" / "other.py", "def get(): ...\n")
+    config = load_config(store_project, [ProtocolConformanceRule])
+
+    result = run(
+        [store_project / "impl"], config, [ProtocolConformanceRule], RunOptions(use_cache=False)
+    )
+
+    assert {r.path.name: r.parsed for r in result.files} == {"memory.py": True, "other.py": False}
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ('"store:Missing" = ["impl/"]', "store: no class 'Missing'"),
+        ('"base:Closable" = "impl/"', "expected a list of glob strings"),
+        ('"store" = ["impl/"]', 'expected "module:Protocol"'),
+        ('"nowhere:Store" = ["impl/"]', "module 'nowhere' not found"),
+        ('"lint_rules.rule:Rule" = ["impl/"]', "lint_rules.rule:Rule is not a Protocol"),
+    ],
+)
+def test_bad_protocol_is_a_configuration_error_naming_it(
+    store_project: Path, lint: Lint, entry: str, complaint: str
+) -> None:
+    _configure(store_project, entry)
+
+    outcome = lint("check", "--no-cache")
+
+    assert outcome.code == 2
+    assert "'protocols'" in outcome.err
+    assert complaint in outcome.err
+
+
+def test_star_parameters_absorb_missing_ones() -> None:
+    expected = (Parameter("key", "positional or keyword", None),)
+    absorbing = (Parameter("args", "*args", None), Parameter("kwargs", "**kwargs", None))
+
+    assert parameter_changes(expected, absorbing) == []

@@ -1,0 +1,225 @@
+"""``lint_rules protocols``: mypy over generated probes, on broken implementations and here."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from lint_rules.cli import main
+from lint_rules.config import load_config
+from lint_rules.protocols import check_protocols
+from lint_rules.rules import ALL_RULES
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+PROTOCOL = """
+    from typing import Protocol
+
+    class Store(Protocol):
+        session_id: str
+
+        async def get_items(self, limit: int | None = None) -> list[str]: ...
+        async def add_items(self, items: list[str]) -> None: ...
+        async def pop_item(self) -> str | None: ...
+        async def clear_session(self, *, hard: bool = False) -> None: ...
+"""
+GOOD = """
+    class {name}:
+        session_id = "s"
+
+        async def get_items(self, limit: int | None = None) -> list[str]:
+            return []
+
+        async def add_items(self, items: list[str]) -> None:
+            return None
+
+        async def pop_item(self) -> str | None:
+            return None
+
+        async def clear_session(self, *, hard: bool = False) -> None:
+            return None
+"""
+GET_ITEMS = "async def get_items(self, limit: int | None = None) -> list[str]:"
+BROKEN = {
+    "missing_pop.py": GOOD.format(name="MissingPop").replace(
+        "async def pop_item(self) -> str | None:\n            return None\n", ""
+    ),
+    "sync_get.py": GOOD.format(name="SyncGet").replace(GET_ITEMS, GET_ITEMS.removeprefix("async ")),
+    "renamed_keyword.py": GOOD.format(name="RenamedKeyword").replace("hard: bool", "force: bool"),
+    "renamed_positional.py": GOOD.format(name="RenamedPositional").replace(
+        "limit: int | None = None", "n: int | None = None"
+    ),
+    "wrong_return.py": GOOD.format(name="WrongReturn").replace("list[str]:", "list[int]:"),
+    "good.py": GOOD.format(name="Good"),
+    "separators.py": 'NOTE = "form\f feed, line\u2028separator"\n'
+    + textwrap.dedent(GOOD.format(name="AfterSeparators").replace("list[str]:", "list[int]:")),
+}
+
+# "\u00c1" is one byte in cp1252, and its two UTF-8 bytes do not decode as cp1252.
+CP1252 = "# -*- coding: cp1252 -*-\nGREETING = '\u00c1 bient\u00f4t'\n" + textwrap.dedent(
+    GOOD.format(name="Cp1252").replace("list[str]:", "list[int]:")
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def _run(directory: Path, *arguments: str) -> Run:
+    out, err = StringIO(), StringIO()
+    previous = os.getcwd()
+    os.chdir(directory)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["protocols", *arguments], ALL_RULES)
+    finally:
+        os.chdir(previous)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="module")
+def broken_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A strict-mypy project with one protocol and broken implementations of it."""
+    root = tmp_path_factory.mktemp("protocols")
+    (root / "pyproject.toml").write_text(
+        '[tool.mypy]\nstrict = true\n\n[tool.lint_rules.protocols]\n"contract:Store" = ["impls/"]\n'
+    )
+    (root / "contract.py").write_text(textwrap.dedent(PROTOCOL))
+    (root / "impls").mkdir()
+    for name, source in BROKEN.items():
+        (root / "impls" / name).write_text(textwrap.dedent(source))
+    (root / "impls" / "cp1252.py").write_bytes(CP1252.encode("cp1252"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def json_run(broken_project: Path) -> dict[str, dict[str, object]]:
+    """The JSON findings of one ``protocols`` run, by file name."""
+    run = _run(broken_project, "--format", "json")
+    assert run.code == 1, run.err
+    return {Path(str(item["path"])).name: item for item in json.loads(run.out)}
+
+
+def test_missing_member_is_reported_at_the_class_with_mypys_explanation(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    finding = json_run["missing_pop.py"]
+
+    assert (finding["code"], finding["line"], finding["column"]) == ("LR100", 2, 1)
+    assert finding["message"] == (
+        "`MissingPop` is not a `contract.Store` for mypy: Incompatible return value type "
+        '(got "MissingPop", expected "Store"); "MissingPop" is missing following "Store" '
+        "protocol member: pop_item"
+    )
+
+
+def test_sync_method_is_reported_with_expected_and_got(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    message = str(json_run["sync_get.py"]["message"])
+
+    assert "Expected: def get_items(self, limit: int | None = ...) -> Coroutine[" in message
+    assert "Got: def get_items(self, limit: int | None = ...) -> list[str]" in message
+
+
+def test_renamed_keyword_only_parameter_is_reported(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    message = str(json_run["renamed_keyword.py"]["message"])
+
+    assert "Expected: def clear_session(self, *, hard: bool = ...)" in message
+    assert "Got: def clear_session(self, *, force: bool = ...)" in message
+
+
+def test_wrong_return_type_is_reported(json_run: dict[str, dict[str, object]]) -> None:
+    message = str(json_run["wrong_return.py"]["message"])
+
+    assert (
+        "Got: def get_items(self, limit: int | None = ...) -> Coroutine[Any, Any, list[int]]"
+        in (message)
+    )
+
+
+def test_string_with_a_form_feed_and_a_line_separator_is_probed_intact(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    finding = json_run["separators.py"]
+
+    assert (finding["line"], finding["column"]) == (3, 1)
+    assert str(finding["message"]).startswith("`AfterSeparators` is not a `contract.Store`")
+
+
+def test_file_in_another_encoding_is_probed_in_that_encoding(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    finding = json_run["cp1252.py"]
+
+    assert (finding["line"], finding["column"]) == (4, 1)
+    assert "list[int]" in str(finding["message"])
+
+
+def test_renamed_positional_parameter_passes_mypy_and_is_left_to_lr003(
+    json_run: dict[str, dict[str, object]],
+) -> None:
+    # mypy ignores the names of positional parameters when matching a protocol.
+    assert "renamed_positional.py" not in json_run
+    assert "good.py" not in json_run
+
+
+def test_implementation_files_are_not_modified(broken_project: Path) -> None:
+    for name, source in BROKEN.items():
+        assert (broken_project / "impls" / name).read_text() == textwrap.dedent(source)
+
+
+@pytest.mark.parametrize("output_format", ["text", "github", "sarif"])
+def test_every_output_format_reports_lr100(broken_project: Path, output_format: str) -> None:
+    run = _run(broken_project, "--format", output_format)
+
+    assert run.code == 1
+    if output_format == "text":
+        assert "impls/missing_pop.py:2:1: LR100 `MissingPop` is not a" in run.out
+        assert run.out.endswith("Found 6 errors.\n")
+    elif output_format == "github":
+        assert run.out.count("::error file=impls/") == 6
+        assert run.out.count("title=LR100::") == 6
+    else:
+        results = json.loads(run.out)["runs"][0]["results"]
+        assert sorted(result["ruleId"] for result in results) == ["LR100"] * 6
+
+
+def test_project_without_configured_protocols_passes(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.lint_rules]\n")
+
+    run = _run(tmp_path)
+
+    assert (run.code, run.out) == (0, "All checks passed!\n")
+
+
+def test_unknown_protocol_is_a_configuration_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.lint_rules.protocols]\n"nowhere:P" = ["*"]\n')
+
+    run = _run(tmp_path)
+
+    assert run.code == 2
+    assert "module 'nowhere' not found" in run.err
+
+
+def test_every_session_class_of_this_repository_passes() -> None:
+    previous = os.getcwd()
+    os.chdir(REPOSITORY)
+    try:
+        config = load_config(REPOSITORY, ALL_RULES)
+        assert config.rule_options.get("protocols"), "this repository configures its protocol"
+        assert check_protocols(config) == []
+    finally:
+        os.chdir(previous)
