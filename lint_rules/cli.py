@@ -127,8 +127,9 @@ def _run_stdin(
 ) -> FileResult:
     path = Path(os.path.abspath(filename)) if filename is not None else Path("-")
     result = run_stdin(sys.stdin.buffer.read(), path, config, rules, options)
-    if options.fix and not options.diff and result.fixed_text is not None:
-        sys.stdout.write(result.fixed_text)
+    if result.fixed_source is not None:
+        sys.stdout.buffer.write(result.fixed_source)
+        sys.stdout.flush()
     return result
 
 

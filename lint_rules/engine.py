@@ -63,7 +63,8 @@ class FileResult:
     skipped: bool = False
     fixed: int = 0
     diff: str = ""
-    fixed_text: str | None = None
+    fixed_source: bytes | None = None
+    """For stdin in fix mode: the fixed source, in the input's encoding."""
     error: str | None = None
     """Why a fix was not written (refused or failed), if it was not."""
 
@@ -110,7 +111,7 @@ def run(
 def run_stdin(
     data: bytes, filename: Path, config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> FileResult:
-    """Check (or fix, returning ``fixed_text``) source read from standard input."""
+    """Check (or fix, returning ``fixed_source``) source read from standard input."""
     return Worker(rules, config, options).run_bytes(filename, data, write=False)
 
 
@@ -209,7 +210,7 @@ class Worker:
                 unified_diff(display_path(result.path), text, outcome.text) if changed else ""
             )
         elif not write:
-            result.fixed_text = outcome.text
+            result.fixed_source = outcome.text.encode(encoding)
         elif changed:
             try:
                 write_atomic(result.path, outcome.text.encode(encoding))

@@ -6,19 +6,31 @@ import ast
 import codecs
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from conftest import (
-    BannedNameRule,
-    BatchRule,
-    CrashingRule,
-    Lint,
-    TodoCommentRule,
-)
 
 from lint_rules.config import load_config
 from lint_rules.engine import RunOptions, run
-from lint_rules.rules import ALL_RULES, StaleNameRule
+from lint_rules.rules import ALL_RULES
+from lint_rules.rules.stale_name import StaleNameRule
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import (
+        BannedNameRule,
+        BatchRule,
+        CrashingRule,
+        Lint,
+        TodoCommentRule,
+    )
+else:
+    from rule_fixtures import (
+        BannedNameRule,
+        BatchRule,
+        CrashingRule,
+        Lint,
+        TodoCommentRule,
+    )
 
 MESSAGE = "`old_name` was renamed to `new_name`"
 
@@ -220,7 +232,10 @@ def test_prefilter_keeps_unrelated_files_from_being_parsed(project: Path) -> Non
 
     result = run([project], config, [StaleNameRule], RunOptions(use_cache=False))
 
-    assert {r.path.name: r.parsed for r in result.files} == {"related.py": True, "unrelated.py": False}
+    assert {r.path.name: r.parsed for r in result.files} == {
+        "related.py": True,
+        "unrelated.py": False,
+    }
 
 
 def test_warm_cache_parses_nothing_and_reports_the_same(project: Path) -> None:

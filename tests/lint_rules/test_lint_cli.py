@@ -1,0 +1,209 @@
+"""The command line: output formats, selection, exit codes, stdin, rules and explain."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lint_rules.docs import rules_markdown
+from lint_rules.rules import ALL_RULES
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+MESSAGE = "`old_name` was renamed to `new_name`"
+
+
+def _two_files(project: Path) -> None:
+    (project / "b.py").write_text("x = old_name\n\n\ny = old_name\n")
+    (project / "a.py").write_text("old_name()\n")
+
+
+def test_text_output_is_sorted_with_fix_markers_and_a_summary(project: Path, lint: Lint) -> None:
+    _two_files(project)
+
+    outcome = lint("check")
+
+    assert outcome.code == 1
+    assert outcome.out == (
+        f"a.py:1:1: LR001 [*] {MESSAGE}\n"
+        f"b.py:1:5: LR001 [*] {MESSAGE}\n"
+        f"b.py:4:5: LR001 [*] {MESSAGE}\n"
+        "Found 3 errors (3 fixable with `lint-rules fix`).\n"
+    )
+
+
+def test_clean_project_exits_0(project: Path, lint: Lint) -> None:
+    (project / "a.py").write_text("new_name()\n")
+
+    outcome = lint("check")
+
+    assert (outcome.code, outcome.out) == (0, "All checks passed!\n")
+
+
+def test_exit_zero_keeps_the_report(project: Path, lint: Lint) -> None:
+    _two_files(project)
+
+    outcome = lint("check", "--exit-zero")
+
+    assert outcome.code == 0
+    assert "Found 3 errors" in outcome.out
+
+
+def test_json_output_is_a_stable_list_of_objects(project: Path, lint: Lint) -> None:
+    (project / "a.py").write_text("old_name()\n")
+
+    outcome = lint("check", "--format", "json")
+
+    assert json.loads(outcome.out) == [
+        {
+            "path": "a.py",
+            "line": 1,
+            "column": 1,
+            "end_line": 1,
+            "end_column": 9,
+            "code": "LR001",
+            "name": "stale-name",
+            "message": MESSAGE,
+            "fix": {"safe": True, "edits": [{"start": 0, "end": 8, "content": "new_name"}]},
+        }
+    ]
+
+
+def test_github_output_is_workflow_commands(project: Path, lint: Lint) -> None:
+    (project / "a.py").write_text("old_name()\n")
+
+    outcome = lint("check", "--format", "github")
+
+    assert outcome.out == (
+        "::error file=a.py,line=1,col=1,endLine=1,endColumn=9,"
+        f"title=LR001 (stale-name)::{MESSAGE}\n"
+    )
+
+
+def test_sarif_output_is_sarif_2_1_0(project: Path, lint: Lint) -> None:
+    (project / "a.py").write_text("old_name()\n")
+
+    document = json.loads(lint("check", "--format", "sarif").out)
+
+    assert document["version"] == "2.1.0"
+    run = document["runs"][0]
+    rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    [result] = run["results"]
+    assert rule_ids[result["ruleIndex"]] == result["ruleId"] == "LR001"
+    assert result["message"]["text"] == MESSAGE
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "a.py"
+    assert location["region"] == {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 9}
+
+
+def test_statistics_count_findings_per_code(project: Path, lint: Lint) -> None:
+    _two_files(project)
+
+    outcome = lint("check", "--statistics")
+
+    assert outcome.out.splitlines()[0].split() == ["3", "LR001", "[*]", "stale-name"]
+
+
+def test_ignore_on_the_command_line_drops_the_rule(project: Path, lint: Lint) -> None:
+    _two_files(project)
+
+    assert lint("check", "--ignore", "LR001").code == 0
+    assert lint("check", "--select", "LR001").code == 1
+
+
+def test_unknown_selector_on_the_command_line_exits_2(project: Path, lint: Lint) -> None:
+    outcome = lint("check", "--select", "LR7")
+
+    assert outcome.code == 2
+    assert "--select: unknown rule code or prefix 'LR7'" in outcome.err
+
+
+def test_missing_path_exits_2_naming_it(project: Path, lint: Lint) -> None:
+    outcome = lint("check", "missing.py")
+
+    assert outcome.code == 2
+    assert "missing.py: no such file or directory" in outcome.err
+
+
+def test_checking_named_paths_only(project: Path, lint: Lint) -> None:
+    _two_files(project)
+
+    outcome = lint("check", "a.py")
+
+    assert "b.py" not in outcome.out
+    assert "a.py:1:1" in outcome.out
+
+
+def test_jobs_below_one_exits_2(project: Path, lint: Lint) -> None:
+    assert lint("check", "--jobs", "0").code == 2
+
+
+def test_rules_lists_code_name_fix_and_summary(lint: Lint) -> None:
+    outcome = lint("rules")
+
+    assert outcome.out.split()[:3] == ["LR001", "stale-name", "safe"]
+
+
+def test_rules_json_and_markdown(lint: Lint) -> None:
+    listed = json.loads(lint("rules", "--format", "json").out)
+
+    assert [entry["code"] for entry in listed] == [rule.CODE for rule in ALL_RULES]
+    assert lint("rules", "--format", "markdown").out == rules_markdown(ALL_RULES)
+
+
+def test_explain_prints_the_rule_documentation(lint: Lint) -> None:
+    outcome = lint("explain", "LR001")
+
+    assert outcome.out.startswith("# LR001 stale-name\n")
+    assert "## Why is this bad?" in outcome.out
+    assert "## Fix safety\nSafe:" in outcome.out
+
+
+def test_explain_unknown_code_exits_2(lint: Lint) -> None:
+    outcome = lint("explain", "LR404")
+
+    assert outcome.code == 2
+    assert "unknown rule code 'LR404'" in outcome.err
+
+
+def _cli(*arguments: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "lint_rules", *arguments]
+    return subprocess.run(
+        command, cwd=cwd, input=stdin, capture_output=True, text=True, check=False
+    )
+
+
+def test_stdin_is_checked_under_its_stdin_filename(project: Path) -> None:
+    result = _cli("check", "-", "--stdin-filename", "pkg/mod.py", cwd=project, stdin="old_name\n")
+
+    assert result.returncode == 1
+    assert f"pkg/mod.py:1:1: LR001 [*] {MESSAGE}" in result.stdout
+
+
+def test_fix_from_stdin_prints_the_fixed_code_byte_for_byte(project: Path) -> None:
+    command = [sys.executable, "-m", "lint_rules", "fix", "-"]
+    source = codecs.BOM_UTF8 + b"x = old_name\r\n"
+
+    result = subprocess.run(command, cwd=project, input=source, capture_output=True, check=False)
+
+    assert result.returncode == 0
+    assert result.stdout == codecs.BOM_UTF8 + b"x = new_name\r\n"
+    assert b"Fixed 1 error, 0 remaining." in result.stderr
+
+
+def test_usage_error_exits_2(project: Path) -> None:
+    assert _cli("check", "--no-such-option", cwd=project).returncode == 2
+
+
+def test_this_repository_passes_its_own_lint() -> None:
+    result = _cli("check", "--no-cache", cwd=REPOSITORY)
+
+    assert result.returncode == 0, result.stdout + result.stderr

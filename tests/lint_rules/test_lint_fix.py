@@ -1,0 +1,200 @@
+"""``fix``: to a fixed point, never breaking code, atomic, keeping bytes it does not fix."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from lint_rules.engine import MAX_FIX_PASSES
+from lint_rules.fixes import apply_fixes
+from lint_rules.rule import Edit, Fix
+from lint_rules.rules import ALL_RULES
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import (
+        BreakingFixRule,
+        Lint,
+        NeverConvergingRule,
+        UnsafeFixRule,
+    )
+else:
+    from rule_fixtures import BreakingFixRule, Lint, NeverConvergingRule, UnsafeFixRule
+
+
+def test_fix_rewrites_every_use_and_reports_nothing_left(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_text("import old_name\nold_name.run(old_name='old_name')\n")
+
+    outcome = lint("fix")
+
+    assert outcome.code == 0
+    assert target.read_text() == "import new_name\nnew_name.run(new_name='new_name')\n"
+    assert outcome.out == "Fixed 4 errors, 0 remaining.\n"
+
+
+def test_second_fix_changes_nothing(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_text("old_name = 1\nprint(old_name)\n")
+    lint("fix")
+    fixed = target.read_bytes()
+
+    outcome = lint("fix")
+
+    assert target.read_bytes() == fixed
+    assert outcome.out == "Fixed 0 errors, 0 remaining.\n"
+
+
+def test_compatibility_alias_with_noqa_is_kept(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_text("def new_name():\n    pass\n\n\nold_name = new_name  # noqa: LR001\n")
+
+    lint("fix")
+
+    assert target.read_text().endswith("old_name = new_name  # noqa: LR001\n")
+
+
+def test_fix_keeps_crlf_line_endings(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_bytes(b"x = old_name\r\ny = 2\r\n")
+
+    lint("fix")
+
+    assert target.read_bytes() == b"x = new_name\r\ny = 2\r\n"
+
+
+def test_fix_keeps_the_bom(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_bytes(codecs.BOM_UTF8 + b"x = old_name\n")
+
+    lint("fix")
+
+    assert target.read_bytes() == codecs.BOM_UTF8 + b"x = new_name\n"
+
+
+def test_fix_keeps_a_declared_legacy_encoding(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_bytes(b"# -*- coding: latin-1 -*-\ns = '\xe9'\nx = old_name\n")
+
+    lint("fix")
+
+    assert target.read_bytes() == b"# -*- coding: latin-1 -*-\ns = '\xe9'\nx = new_name\n"
+
+
+def test_fix_keeps_mode_bits(project: Path, lint: Lint) -> None:
+    target = project / "script.py"
+    target.write_text("#!/usr/bin/env python\nold_name()\n")
+    target.chmod(0o751)
+
+    lint("fix")
+
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    assert "new_name()" in target.read_text()
+
+
+def test_diff_writes_nothing_and_exits_one(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_text("x = old_name\n")
+
+    outcome = lint("fix", "--diff")
+
+    assert outcome.code == 1
+    assert target.read_text() == "x = old_name\n"
+    assert "-x = old_name\n+x = new_name\n" in outcome.out
+    assert "--- a/m.py\n+++ b/m.py\n" in outcome.out
+    assert outcome.out.endswith("Would fix 1 error, 0 remaining.\n")
+
+
+def test_diff_with_nothing_to_change_exits_zero(project: Path, lint: Lint) -> None:
+    (project / "m.py").write_text("x = new_name\n")
+
+    assert lint("fix", "--diff").code == 0
+
+
+def test_fix_whose_result_does_not_parse_is_refused_and_file_untouched(
+    project: Path, lint: Lint
+) -> None:
+    target = project / "m.py"
+    target.write_text("x = breakme\ny = old_name\n")
+
+    outcome = lint("fix", rules=[*ALL_RULES, BreakingFixRule])
+
+    assert target.read_text() == "x = breakme\ny = old_name\n"
+    assert outcome.code == 1
+    assert "m.py: fix refused, the result would not parse: line 1:" in outcome.err
+    assert "m.py:1:5: LR991 [*] breakme" in outcome.out
+
+
+def test_interrupted_write_leaves_the_old_file_and_no_temporary(
+    project: Path, lint: Lint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = project / "m.py"
+    target.write_text("x = old_name\n")
+
+    def interrupted(source: str, destination: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    outcome = lint("fix", "--jobs", "1")
+
+    assert outcome.code == 2
+    assert "m.py: cannot write the fixed file: disk full" in outcome.err
+    assert target.read_text() == "x = old_name\n"
+    assert sorted(path.name for path in project.iterdir()) == ["m.py", "pyproject.toml"]
+
+
+def test_unsafe_fix_needs_unsafe_fixes(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_text("risky()\n")
+    rules = [*ALL_RULES, UnsafeFixRule]
+
+    assert lint("fix", rules=rules).code == 1
+    assert target.read_text() == "risky()\n"
+    assert lint("fix", "--unsafe-fixes", rules=rules).code == 0
+    assert target.read_text() == "careful()\n"
+
+
+def test_fix_stops_after_the_bounded_number_of_passes(project: Path, lint: Lint) -> None:
+    target = project / "m.py"
+    target.write_text("again\n")
+
+    outcome = lint("fix", rules=[*ALL_RULES, NeverConvergingRule])
+
+    assert outcome.code == 1
+    assert target.read_text() == "(" * MAX_FIX_PASSES + "again" + ")" * MAX_FIX_PASSES + "\n"
+
+
+def test_chained_renames_are_followed_to_a_fixed_point(project: Path, lint: Lint) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.lint_rules.renames]\nold_name = "new_name"\nnew_name = "newest_name"\n'
+    )
+    target = project / "m.py"
+    target.write_text("old_name()\n")
+
+    lint("fix")
+
+    assert target.read_text() == "newest_name()\n"
+
+
+def test_fix_runs_in_parallel_processes(project: Path, lint: Lint) -> None:
+    for number in range(40):
+        (project / f"m{number:02}.py").write_text("old_name()\n")
+
+    outcome = lint("fix", "--jobs", "2")
+
+    assert outcome.out == "Fixed 40 errors, 0 remaining.\n"
+    assert all(path.read_text() == "new_name()\n" for path in project.glob("m*.py"))
+
+
+def test_overlapping_fix_waits_for_the_next_pass() -> None:
+    first = Fix((Edit(0, 5, "AAAAA"),))
+    overlapping = Fix((Edit(3, 8, "BBBBB"),))
+    apart = Fix((Edit(9, 10, "C"),))
+
+    text, applied = apply_fixes("0123456789", [overlapping, apart, first])
+
+    assert (text, applied) == ("AAAAA5678C", 2)
