@@ -39,7 +39,7 @@ from lint_rules.rule import ConfigError, Edit, Fix, Invalid, Rule, RuleOptions, 
 _SUPPRESSES = "Sup" + "resses"
 _DESTINATION = "desit" + "nation"
 _EXAMPLES = "exma" + "ples"
-_STRUCTURED = "struc" + "ted"
+_STRUCTURED = "struct" + "ed"
 _OCCURRED = "occ" + "ured"
 
 
