@@ -1,16 +1,15 @@
 """Our hooks as another repository uses them: `pre-commit try-repo` against this checkout.
 
 pre-commit builds the hooks' environment from the checkout under test (its committed HEAD
-plus any uncommitted changes) into a temporary PRE_COMMIT_HOME, installing from PyPI;
-no git host is involved.
+plus any uncommitted changes), installing from PyPI; no git host is involved.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -39,60 +38,59 @@ def hooks_repository() -> Path:
     return Path(top.stdout.strip())
 
 
+@dataclass(frozen=True)
+class TryRepo:
+    """The adopter's file before and after ``pre-commit try-repo``, and each hook's output."""
+
+    before: str
+    after: str
+    returncode: int
+    hook_output: dict[str, str]
+
+
 @pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One hook environment for the module: pre-commit installs it once."""
-    return tmp_path_factory.mktemp("pre-commit-home")
+def try_repo(hooks_repository: Path, tmp_path_factory: pytest.TempPathFactory) -> TryRepo:
+    """Every hook of this repository run once, in manifest order, on a violating adopter.
 
-
-@pytest.fixture
-def adopter(tmp_path: Path) -> Path:
-    """A git repository that configures a rename and still uses the old name."""
-    root = tmp_path / "adopter"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
+    One run, because try-repo builds the hooks' environment afresh each time (about a
+    minute: it pip-installs this project with its lint extra).
+    """
+    adopter = tmp_path_factory.mktemp("adopter")
+    (adopter / "pyproject.toml").write_text(
         '[project]\nname = "adopter"\nversion = "0"\n\n'
         '[tool.lint_rules.renames]\nold_name = "new_name"\n'
     )
-    (root / "app.py").write_text("from lib import old_name\n\nold_name()\n")
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    return root
-
-
-def test_lint_rules_hook_fails_naming_the_finding(
-    adopter: Path, hooks_repository: Path, pre_commit_home: Path
-) -> None:
-    outcome = _try_repo(adopter, hooks_repository, "lint-rules", pre_commit_home)
-
-    assert outcome.returncode == 1, outcome.stdout
-    assert "app.py:3:1: LR001 [*] `old_name` was renamed to `new_name`" in outcome.stdout
-    assert (adopter / "app.py").read_text() == "from lib import old_name\n\nold_name()\n"
-
-
-def test_lint_rules_fix_hook_fixes_the_file(
-    adopter: Path, hooks_repository: Path, pre_commit_home: Path
-) -> None:
-    outcome = _try_repo(adopter, hooks_repository, "lint-rules-fix", pre_commit_home)
-
-    assert "files were modified by this hook" in outcome.stdout, outcome.stdout
-    assert (adopter / "app.py").read_text() == "from lib import new_name\n\nnew_name()\n"
-
-
-def _try_repo(
-    adopter: Path, hooks_repository: Path, hook: str, pre_commit_home: Path
-) -> subprocess.CompletedProcess[str]:
+    source = "from lib import old_name\n\nold_name()\n"
+    (adopter / "app.py").write_text(source)
+    _git(adopter, "init", "-q")
+    _git(adopter, "add", ".")
     assert PRE_COMMIT is not None
-    environment = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1"}
-    return subprocess.run(
-        [PRE_COMMIT, "try-repo", str(hooks_repository), hook, "--all-files", "--color", "never"],
+    completed = subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hooks_repository), "--all-files", "--color", "never"],
         cwd=adopter,
-        env=environment,
         capture_output=True,
         text=True,
         check=False,
         timeout=900,
     )
+    sections = completed.stdout.split("- hook id: ")[1:]
+    hook_output = {section.split("\n", 1)[0]: section for section in sections}
+    return TryRepo(source, (adopter / "app.py").read_text(), completed.returncode, hook_output)
+
+
+def test_lint_rules_hook_fails_naming_the_finding(try_repo: TryRepo) -> None:
+    output = try_repo.hook_output.get("lint-rules", "")
+
+    assert "- exit code: 1" in output, try_repo.hook_output
+    assert "app.py:3:1: LR001 [*] `old_name` was renamed to `new_name`" in output
+
+
+def test_lint_rules_fix_hook_fixes_the_file(try_repo: TryRepo) -> None:
+    output = try_repo.hook_output.get("lint-rules-fix", "")
+
+    assert "files were modified by this hook" in output, try_repo.hook_output
+    assert try_repo.after == "from lib import new_name\n\nnew_name()\n"
+    assert try_repo.returncode == 1
 
 
 def _git(root: Path, *arguments: str) -> None:
