@@ -94,7 +94,8 @@ class TypoRule(Rule):
 
     ## Fix safety
     Safe, and offered only where no caller can notice: a word in a comment or a
-    docstring, and a private name renamed together with every reference in its
+    docstring (not in a doctest example: its code and expected output are
+    code), and a private name renamed together with every reference in its
     scope (a local variable; a parameter of a private or nested function, or a
     positional-only one; a module member or class member whose name starts with
     an underscore, with its `self.`/`cls.` uses in that class). No fix is
@@ -407,6 +408,9 @@ class _Placer:
         if kind in _STRING_TOKENS:
             assert token is not None
             if any(first <= token[0] and token[1] <= last for first, last in self.docstrings):
+                if _in_doctest(self.text, token[0], start):
+                    note = "; not fixed: a doctest's code and expected output are code"
+                    return Placed(start, end, misspelling.typo, corrections, "a doctest", note)
                 return self._word_fix(start, end, misspelling, "a docstring")
             return self._string_constant(start, end, misspelling)
         if kind == tokenize.NAME:
@@ -501,6 +505,20 @@ def _docstring_ranges(
                 and isinstance(body[0].value.value, str)
             ):
                 yield node_range(body[0].value)
+
+
+_DOCTEST_PROMPT = re.compile(r"\s*(>>>|\.\.\.)(\s|$)")
+
+
+def _in_doctest(text: str, string_start: int, offset: int) -> bool:
+    """Whether ``offset`` lies in a doctest example (prompt lines and their expected output)."""
+    lines = text[string_start:offset].split("\n")
+    for line in reversed(lines[:-1]):  # the lines above the misspelling's, nearest first
+        if not line.strip():
+            break  # a blank line ends an example's expected output
+        if _DOCTEST_PROMPT.match(line):
+            return True
+    return _DOCTEST_PROMPT.match(lines[-1]) is not None
 
 
 def _ambiguous(misspelling: Misspelling) -> str:
