@@ -67,23 +67,23 @@ def test_misspelt_docstring_word_is_fixed(project: Path, lint: Lint) -> None:
 
 def test_misspelling_in_a_doctest_is_reported_not_fixed(project: Path, lint: Lint) -> None:
     source = (
-        "def substrings(text):\n"
-        '    """All substrings, shortest first ({destination} order).\n'
+        "def route(item):\n"
+        '    """The agent an item goes to ({destination} first).\n'
         "\n"
-        "    >>> list(substrings('more'))[7]\n"
-        "    'mor'\n"
-        "    >>> substrings('{destination}')  # doctest: +SKIP\n"
+        "    >>> route('x')\n"
+        "    '{destination}'\n"
         '    """\n'
     )
-    path = _write(project, "substrings.py", source)
+    path = _write(project, "route.py", source)
 
     outcome = lint("fix")
 
     assert outcome.code == 1
-    assert "substrings.py:5:6: LR004 `mor` should be `more` in a doctest; not fixed" in outcome.out
-    assert "substrings.py:6:21: LR004" in outcome.out
+    assert _spelled(
+        "route.py:5:6: LR004 `{destination}` should be `destination` in a doctest;"
+    ) in (outcome.out)
     assert path.read_text() == _spelled(source).replace(
-        "({destination} order)".format(**MISSPELT), "(destination order)"
+        _spelled("({destination} first)"), "(destination first)"
     )
 
 
