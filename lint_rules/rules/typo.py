@@ -384,6 +384,8 @@ class _Placer:
         self.tree = tree
         self._wrapper_factory = wrapper
         self._names: _Names | None = None
+        self._definitions: dict[int, str] | None = None
+        self._imports: list[tuple[int, int]] = []
         self.line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
         self.tokens = _tokens(text)
         self.token_starts = [start for start, _, _ in self.tokens]
@@ -415,8 +417,37 @@ class _Placer:
             return self._string_constant(start, end, misspelling)
         if kind == tokenize.NAME:
             assert token is not None
-            return self._names_placer().identifier(token[0], token[1], start, end, misspelling)
+            return self._identifier(token[0], token[1], start, end, misspelling)
         return Placed(start, end, misspelling.typo, corrections, "code", "; not fixed")
+
+    def _identifier(
+        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
+    ) -> Placed:
+        # Scope analysis (libcst) is slow; skip it when its answer cannot change the outcome.
+        old, typo, corrections = self.text[first:last], misspelling.typo, misspelling.corrections
+        if _ambiguous(misspelling):
+            return Placed(
+                start, end, typo, corrections, f"identifier `{old}`", _ambiguous(misspelling)
+            )
+        kind = None if _is_private(old) else self._public_site(first)
+        if kind is None:
+            return self._names_placer().identifier(first, last, start, end, misspelling)
+        new = old[: start - first] + corrections[0] + old[end - first :]
+        return Placed(start, end, typo, corrections, f"{kind} `{old}`", _public_note(old, new))
+
+    def _public_site(self, offset: int) -> str | None:
+        """The kind of a public definition or attribute at ``offset``, if it is one."""
+        if self._definitions is None:
+            self._definitions, self._imports = _public_definitions(
+                self.text, self.tree, self._range
+            )
+        kind = self._definitions.get(offset)
+        if kind is not None:
+            return kind
+        in_import = any(first <= offset < last for first, last in self._imports)
+        if not in_import and self.text[:offset].rstrip(" \t").endswith("."):
+            return "attribute"
+        return None
 
     def _word_fix(self, start: int, end: int, misspelling: Misspelling, place: str) -> Placed:
         fix = None
@@ -527,6 +558,40 @@ def _ambiguous(misspelling: Misspelling) -> str:
     return "; not fixed: typos suggests more than one correction"
 
 
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
+
+
+def _public_definitions(
+    text: str, tree: ast.Module, node_range: Callable[[ast.AST], tuple[int, int]]
+) -> tuple[dict[int, str], list[tuple[int, int]]]:
+    """Public functions, classes and methods by the offset of their name; import ranges."""
+    definitions: dict[int, str] = {}
+    imports: list[tuple[int, int]] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, inside a class body)
+    while stack:
+        node, in_class = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                imports.append(node_range(child))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not _is_private(child.name):
+                    kind = "class" if isinstance(child, ast.ClassDef) else "function"
+                    kind = "method" if in_class and kind == "function" else kind
+                    keyword_match = _DEFINITION.match(text, node_range(child)[0])
+                    if keyword_match is not None:
+                        definitions[keyword_match.end()] = f"public {kind}"
+                if isinstance(child, ast.ClassDef):
+                    stack.append((child, True))
+                continue  # a function's body holds locals: scope analysis decides those
+            if not isinstance(child, (ast.Lambda, ast.expr)):
+                stack.append((child, in_class))
+    return definitions, imports
+
+
+def _public_note(old: str, new: str) -> str:
+    return f"; not fixed: renaming it breaks its users; to migrate it, {_renames_line(old, new)}"
+
+
 def _renames_line(old: str, new: str) -> str:
     return f'add `{old} = "{new}"` to [tool.lint_rules.renames]'
 
@@ -586,10 +651,7 @@ class _Names:
         binding = self._binding(node) if node is not None else _Binding("name", False)
         place = f"{binding.kind} `{old}`"
         if not binding.private:
-            note = "; not fixed: renaming it breaks its users"
-            if len(corrections) == 1:
-                note += f"; to migrate it, {_renames_line(old, new)}"
-            return Placed(start, end, typo, corrections, place, note)
+            return Placed(start, end, typo, corrections, place, _public_note(old, new))
         note = _ambiguous(misspelling)
         if note:
             return Placed(start, end, typo, corrections, place, note)

@@ -165,6 +165,35 @@ def test_public_event_name_string_is_reported_with_its_renames_line(
     assert path.read_text() == _spelled(source)
 
 
+def test_local_after_a_line_ending_with_a_period_is_a_local_not_an_attribute(
+    project: Path, lint: Lint
+) -> None:
+    source = "def run(agent):\n    # Keep the output.\n    {structured} = agent.output\n"
+    path = _write(project, "hooks.py", source)
+
+    assert lint("fix").code == 0
+    assert (
+        path.read_text()
+        == "def run(agent):\n    # Keep the output.\n    structured = agent.output\n"
+    )
+
+
+def test_public_attribute_is_reported_with_its_renames_line(project: Path, lint: Lint) -> None:
+    source = "def run(agent):\n    return agent.{destination}\n"
+    path = _write(project, "hooks.py", source)
+
+    outcome = lint("fix")
+
+    assert (
+        _spelled(
+            "in attribute `{destination}`; not fixed: renaming it breaks its users; to migrate it, add"
+            ' `{destination} = "destination"`'
+        )
+        in outcome.out
+    )
+    assert path.read_text() == _spelled(source)
+
+
 def test_private_module_member_is_renamed_in_every_function(project: Path, lint: Lint) -> None:
     source = "_{structured}_cache = {{}}\n\ndef get(key):\n    return _{structured}_cache[key]\n"
     path = _write(project, "cache.py", source)
@@ -293,7 +322,7 @@ def test_word_with_several_corrections_is_not_fixed(project: Path, lint: Lint) -
     assert (
         _spelled(
             "strict_schema.py:2:5: LR004 `{for}` should be `of` or `for` or `do` or `go` or `to`"
-            " in local `{for}`;"
+            " in identifier `{for}`;"
             " not fixed: typos suggests more than one correction"
         )
         in outcome.out
