@@ -186,7 +186,8 @@ def test_public_attribute_is_reported_with_its_renames_line(project: Path, lint:
 
     assert (
         _spelled(
-            "in attribute `{destination}`; not fixed: renaming it breaks its users; to migrate it, add"
+            "in attribute `{destination}`; not fixed: renaming it breaks its users;"
+            " to migrate it, add"
             ' `{destination} = "destination"`'
         )
         in outcome.out
