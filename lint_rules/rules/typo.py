@@ -117,7 +117,7 @@ class TypoRule(Rule):
 
     CODE = "LR004"
     NAME = "typo"
-    MESSAGE = "`{typo}` should be `{correction}` in {place}{note}"
+    MESSAGE = "`{typo}` should be {correction} in {place}{note}"
 
     VALID = (
         Valid("# Suppresses warnings about missing annotations\n"),
@@ -229,9 +229,9 @@ class TypoRule(Rule):
                 self._report(placer.place(misspelling))
 
     def _report(self, placed: Placed) -> None:
-        correction = " or ".join(f"`{word}`" for word in placed.corrections)
+        correction = " or ".join(f"`{word}`" for word in placed.corrections) or "spelt otherwise"
         message = self.MESSAGE.format(
-            typo=placed.typo, correction=correction[1:-1], place=placed.place, note=placed.note
+            typo=placed.typo, correction=correction, place=placed.place, note=placed.note
         )
         self.report((placed.start, placed.end), message, placed.fix)
 
@@ -267,9 +267,12 @@ def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
     their common directory) with paths relative to it, so that its excludes
     apply (``--force-exclude``).
     """
+    roots: dict[Path, Path] = {}  # directory -> its typos root, looked up once per directory
     groups: dict[Path, list[Path]] = {}
     for path in paths:
-        groups.setdefault(_typos_root(path.parent), []).append(path)
+        if path.parent not in roots:
+            roots[path.parent] = _typos_root(path.parent)
+        groups.setdefault(roots[path.parent], []).append(path)
     found: dict[Path, list[Misspelling]] = {}
     for root, group in groups.items():
         by_name = {_relative_to(path, root): path for path in group}
@@ -553,9 +556,12 @@ def _in_doctest(text: str, string_start: int, offset: int) -> bool:
 
 
 def _ambiguous(misspelling: Misspelling) -> str:
-    if len(misspelling.corrections) == 1:
-        return ""
-    return "; not fixed: typos suggests more than one correction"
+    """Why a misspelling has no single correction, or "" if it has one."""
+    if not misspelling.corrections:
+        return "; not fixed: typos suggests no correction"
+    if len(misspelling.corrections) > 1:
+        return "; not fixed: typos suggests more than one correction"
+    return ""
 
 
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
@@ -644,6 +650,7 @@ class _Names:
     def identifier(
         self, first: int, last: int, start: int, end: int, misspelling: Misspelling
     ) -> Placed:
+        """Place a misspelling (with exactly one correction) in the name at ``first:last``."""
         old = self.text[first:last]
         typo, corrections = misspelling.typo, misspelling.corrections
         node = self.names.get(first)
@@ -652,9 +659,6 @@ class _Names:
         place = f"{binding.kind} `{old}`"
         if not binding.private:
             return Placed(start, end, typo, corrections, place, _public_note(old, new))
-        note = _ambiguous(misspelling)
-        if note:
-            return Placed(start, end, typo, corrections, place, note)
         assert node is not None
         edits, refusal = self._rename(node, binding, old, new)
         if refusal:

@@ -331,6 +331,21 @@ def test_word_with_several_corrections_is_not_fixed(project: Path, lint: Lint) -
     assert path.read_text() == _spelled(source)
 
 
+def test_word_the_typos_config_forbids_without_correction_is_not_fixed(
+    project: Path, lint: Lint
+) -> None:
+    (project / "typos.toml").write_text('[default.extend-words]\nfrobnicate = ""\n')
+    path = _write(project, "tool.py", "# frobnicate the input\n")
+
+    outcome = lint("fix")
+
+    assert (
+        "tool.py:1:3: LR004 `frobnicate` should be spelt otherwise in a comment;"
+        " not fixed: typos suggests no correction"
+    ) in outcome.out
+    assert path.read_text() == "# frobnicate the input\n"
+
+
 def test_name_imported_from_another_module_is_reported_not_renamed(
     project: Path, lint: Lint
 ) -> None:
