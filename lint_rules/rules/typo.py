@@ -372,9 +372,9 @@ class Placed:
 
 
 _STRING_BODY = re.compile(r"[A-Za-z]{0,2}('''|\"\"\"|'|\")(.*)\1", re.DOTALL)
-_SCOPED_TOKENS = (tokenize.COMMENT, tokenize.STRING, tokenize.NAME)
 _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", -1)  # Python 3.12+
 _STRING_TOKENS = (tokenize.STRING, _FSTRING_MIDDLE)
+_PLACED_TOKENS = (tokenize.COMMENT, tokenize.NAME, *_STRING_TOKENS)
 
 
 class _Placer:
@@ -518,7 +518,7 @@ def _tokens(text: str) -> list[tuple[int, int, int]]:
     original_starts = [0, *(match.end() for match in re.finditer(r"\r\n?|\n", text))]
     found = []
     for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
-        if token.type in _SCOPED_TOKENS or token.type == _FSTRING_MIDDLE:
+        if token.type in _PLACED_TOKENS:
             (first_row, first_col), (last_row, last_col) = token.start, token.end
             start = original_starts[first_row - 1] + first_col
             end = original_starts[last_row - 1] + last_col
