@@ -393,11 +393,17 @@ class _Placer:
         self.tokens = _tokens(text)
         self.token_starts = [start for start, _, _ in self.tokens]
         self.docstrings = sorted(_docstring_ranges(tree, self._range))
-        self.strings = sorted(
-            (*self._range(node), node.value)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)
-        )
+        self.strings: list[tuple[int, int, str]] = []
+        self.formatted_names: list[tuple[int, int]] = []
+        """Names inside f-string replacement fields: code, though tokenize (< 3.12) says string."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.strings.append((*self._range(node), node.value))
+            elif isinstance(node, ast.FormattedValue):
+                self.formatted_names.extend(
+                    self._range(name) for name in ast.walk(node) if isinstance(name, ast.Name)
+                )
+        self.strings.sort()
 
     def place(self, misspelling: Misspelling) -> Placed:
         start = self._offset(misspelling)
@@ -410,6 +416,9 @@ class _Placer:
         kind = token[2] if token is not None else None
         if kind == tokenize.COMMENT:
             return self._word_fix(start, end, misspelling, "a comment")
+        name = next((r for r in self.formatted_names if r[0] <= start and end <= r[1]), None)
+        if name is not None:
+            return self._identifier(name[0], name[1], start, end, misspelling)
         if kind in _STRING_TOKENS:
             assert token is not None
             if any(first <= token[0] and token[1] <= last for first, last in self.docstrings):
@@ -483,7 +492,8 @@ class _Placer:
 
     def _names_placer(self) -> _Names:
         if self._names is None:
-            self._names = _Names(self.text, self._wrapper_factory(), self.tokens)
+            values = [value for _, _, value in self.strings]
+            self._names = _Names(self.text, self._wrapper_factory(), values)
         return self._names
 
     def _offset(self, misspelling: Misspelling) -> int:
@@ -631,9 +641,11 @@ class _Names:
     """Identifier placement and private renames, with libcst scope analysis."""
 
     def __init__(
-        self, text: str, wrapper: libcst.MetadataWrapper, tokens: list[tuple[int, int, int]]
+        self, text: str, wrapper: libcst.MetadataWrapper, string_values: list[str]
     ) -> None:
         self.text = text
+        self.string_values = string_values
+        """The value of every string literal (f-strings: their literal parts)."""
         self.scopes = wrapper.resolve(ScopeProvider)
         self.parents = wrapper.resolve(ParentNodeProvider)
         positions = wrapper.resolve(PositionProvider)
@@ -643,9 +655,6 @@ class _Names:
             if isinstance(node, libcst.Name):
                 self.names[line_starts[where.start.line - 1] + where.start.column] = node
         self.offsets = {id(node): offset for offset, node in self.names.items()}
-        self.string_texts = [
-            text[start:end] for start, end, kind in tokens if kind in _STRING_TOKENS
-        ]
 
     def identifier(
         self, first: int, last: int, start: int, end: int, misspelling: Misspelling
@@ -739,7 +748,7 @@ class _Names:
         if any(candidate.value == new for candidate in self.names.values()):
             return [], f"`{new}` already exists in this file"
         word = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)")
-        if any(word.search(literal) for literal in self.string_texts):
+        if any(word.search(value) for value in self.string_values):
             return [], f"`{old}` also appears in a string (e.g. an annotation or `__all__`)"
         targets: list[libcst.Name] = []
         for candidate in self.names.values():

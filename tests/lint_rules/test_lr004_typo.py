@@ -195,6 +195,59 @@ def test_public_attribute_is_reported_with_its_renames_line(project: Path, lint:
     assert path.read_text() == _spelled(source)
 
 
+def test_private_module_member_is_renamed_in_its_global_statements(
+    project: Path, lint: Lint
+) -> None:
+    source = "_{destination}_count = 0\n\ndef bump():\n    global _{destination}_count\n"
+    path = _write(project, "counter.py", source)
+
+    assert lint("fix").code == 0
+    assert path.read_text() == source.replace("{destination}", "destination")
+
+
+def test_local_is_renamed_in_a_closure_that_declares_it_nonlocal(project: Path, lint: Lint) -> None:
+    source = (
+        "def outer():\n"
+        "    {destination} = []\n"
+        "    def inner():\n"
+        "        nonlocal {destination}\n"
+        "        {destination} = [1]\n"
+        "    inner()\n"
+        "    return {destination}\n"
+    )
+    path = _write(project, "closure.py", source)
+
+    assert lint("fix").code == 0
+    assert path.read_text() == source.replace("{destination}", "destination")
+
+
+def test_local_is_renamed_inside_f_string_replacement_fields(project: Path, lint: Lint) -> None:
+    source = "def show(item):\n    {destination} = item.to\n    return f'-> {{{destination}!r}}'\n"
+    path = _write(project, "show.py", source)
+
+    assert lint("fix").code == 0
+    assert (
+        path.read_text()
+        == "def show(item):\n    destination = item.to\n    return f'-> {destination!r}'\n"
+    )
+
+
+def test_misspelling_in_a_latin_1_file_is_fixed_keeping_its_encoding(
+    project: Path, lint: Lint
+) -> None:
+    source = "# -*- coding: latin-1 -*-\n# café {suppresses} it\n"
+    path = project / "legacy.py"
+    path.write_bytes(_spelled(source).encode("latin-1"))
+
+    checked = lint("check", "--no-cache")
+    lint("fix")
+
+    assert "legacy.py:2:8: LR004 [*]" in checked.out
+    assert path.read_bytes() == "# -*- coding: latin-1 -*-\n# café Suppresses it\n".encode(
+        "latin-1"
+    )
+
+
 def test_private_module_member_is_renamed_in_every_function(project: Path, lint: Lint) -> None:
     source = "_{structured}_cache = {{}}\n\ndef get(key):\n    return _{structured}_cache[key]\n"
     path = _write(project, "cache.py", source)
