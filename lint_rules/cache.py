@@ -109,8 +109,15 @@ def _row(finding: Finding) -> list[Any]:
     fix_row = (
         None if fix is None else [fix.safe, [[e.start, e.end, e.replacement] for e in fix.edits]]
     )
-    return [finding.code, finding.message, finding.line, finding.column,
-            finding.end_line, finding.end_column, fix_row]  # fmt: skip
+    return [
+        finding.code,
+        finding.message,
+        finding.line,
+        finding.column,
+        finding.end_line,
+        finding.end_column,
+        fix_row,
+    ]
 
 
 def _finding(row: list[Any]) -> Finding:

@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
     except (ConfigError, DiscoveryError) as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as error:  # a bug or a dead worker: exit 2 with a message, not a traceback
+        print(f"lint-rules: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -115,11 +118,14 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
         jobs=arguments.jobs,
     )
     paths: list[Path] = arguments.paths
-    if paths == [Path("-")] or (arguments.stdin_filename is not None and not paths):
+    reading_stdin = paths == [Path("-")] or (arguments.stdin_filename is not None and not paths)
+    if reading_stdin:
         results = [_run_stdin(arguments.stdin_filename, config, selected, options)]
     else:
         results = run(paths or [config.root], config, selected, options).files
-    return _report(arguments, results, rules)
+    # With fixed code on stdout, the report goes to stderr.
+    out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout
+    return _report(arguments, results, rules, out)
 
 
 def _run_stdin(
@@ -134,13 +140,12 @@ def _run_stdin(
 
 
 def _report(
-    arguments: argparse.Namespace, results: Sequence[FileResult], rules: Sequence[type[Rule]]
+    arguments: argparse.Namespace,
+    results: Sequence[FileResult],
+    rules: Sequence[type[Rule]],
+    out: TextIO,
 ) -> int:
     fixing = arguments.command == "fix"
-    # With fixed code on stdout, the findings go to stderr.
-    out: TextIO = (
-        sys.stderr if fixing and not arguments.diff and _is_stdin(arguments) else sys.stdout
-    )
     located = [
         Located(_shown(result), finding) for result in results for finding in result.findings
     ]
@@ -156,23 +161,16 @@ def _report(
                 [item.finding for item in located], fixed, fixing, diff=fixing and arguments.diff
             )
         )
-    failed_writes = False
     for result in results:
-        if result.error is not None:
-            print(f"{_shown(result)}: {result.error}", file=sys.stderr)
-            failed_writes = failed_writes or result.error.startswith("cannot write")
-    if failed_writes:
+        for problem in (result.refused, result.write_error):
+            if problem is not None:
+                print(f"{_shown(result)}: {problem}", file=sys.stderr)
+    if any(result.write_error is not None for result in results):
         return EXIT_ERROR
     would_change = fixing and arguments.diff and any(result.diff for result in results)
     if (located or would_change) and not arguments.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def _is_stdin(arguments: argparse.Namespace) -> bool:
-    return arguments.paths == [Path("-")] or (
-        arguments.stdin_filename is not None and not arguments.paths
-    )
 
 
 def _shown(result: FileResult) -> str:

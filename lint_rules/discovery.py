@@ -10,9 +10,21 @@ import pathspec
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ALWAYS_SKIPPED = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", ".tox", "__pycache__", "node_modules",
-     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".lint_rules_cache"}
-)  # fmt: skip
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        "__pycache__",
+        "node_modules",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".lint_rules_cache",
+    }
+)
 """Directory names never walked into (they can still be named explicitly)."""
 
 
@@ -38,42 +50,50 @@ def discover(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[
         if path.is_dir():
             for file in _walk(absolute, root, excluded):
                 found.setdefault(file)
-        elif not _matches(excluded, root, absolute, is_dir=False):
+        elif not _excluded_file(excluded, root, absolute):
             found.setdefault(absolute)
     return sorted(found)
 
 
 def _walk(top: Path, root: Path, excluded: pathspec.GitIgnoreSpec) -> Iterable[Path]:
+    # Plain strings, not Path objects: this loop runs once per directory entry.
+    root_prefix = str(root) + os.sep
     ignores = [spec for spec in map(_gitignore, _ancestors(top, root)) if spec is not None]
     seen: set[tuple[int, int]] = set()
-    stack: list[tuple[Path, list[tuple[Path, pathspec.GitIgnoreSpec]]]] = [(top, ignores)]
+    stack: list[tuple[str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(str(top), ignores)]
     while stack:
         directory, inherited = stack.pop()
         try:
-            status = directory.stat()
+            status = os.stat(directory)
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
         except OSError:  # unreadable, vanished, or a symlink loop (ELOOP)
             continue
         if (status.st_dev, status.st_ino) in seen:
             continue
         seen.add((status.st_dev, status.st_ino))
-        own = _gitignore(directory)
+        own = _gitignore(Path(directory))
         active = [*inherited, own] if own is not None else inherited
         for entry in entries:
-            path = Path(entry.path)
             try:
                 is_dir = entry.is_dir()
-                is_file = entry.is_file()
+                is_python_file = (
+                    not is_dir and entry.name.endswith(PYTHON_SUFFIXES) and entry.is_file()
+                )
             except OSError:
                 continue
-            if is_dir and entry.name in ALWAYS_SKIPPED:
+            if not (is_dir or is_python_file) or (is_dir and entry.name in ALWAYS_SKIPPED):
                 continue
-            if _ignored(active, path, is_dir) or _matches(excluded, root, path, is_dir):
+            path = entry.path
+            if _ignored(active, path, is_dir):
+                continue
+            if path.startswith(root_prefix) and excluded.match_file(
+                _relative(path, root_prefix, is_dir)
+            ):
                 continue
             if is_dir:
                 stack.append((path, active))
-            elif is_file and path.suffix in PYTHON_SUFFIXES:
-                yield path
+            else:
+                yield Path(path)
 
 
 def _ancestors(top: Path, root: Path) -> list[Path]:
@@ -85,32 +105,30 @@ def _ancestors(top: Path, root: Path) -> list[Path]:
     return [root.joinpath(*relative.parts[:depth]) for depth in range(len(relative.parts))]
 
 
-def _gitignore(directory: Path) -> tuple[Path, pathspec.GitIgnoreSpec] | None:
+def _gitignore(directory: Path) -> tuple[str, pathspec.GitIgnoreSpec] | None:
     try:
         lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    return directory, pathspec.GitIgnoreSpec.from_lines(lines)
+    return str(directory) + os.sep, pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(
-    specs: Sequence[tuple[Path, pathspec.GitIgnoreSpec]], path: Path, is_dir: bool
-) -> bool:
+def _ignored(specs: Sequence[tuple[str, pathspec.GitIgnoreSpec]], path: str, is_dir: bool) -> bool:
     # The deepest .gitignore with an opinion wins, as in git.
-    for base, spec in reversed(specs):
-        verdict = spec.check_file(_relative(path, base, is_dir)).include
+    for base_prefix, spec in reversed(specs):
+        verdict = spec.check_file(_relative(path, base_prefix, is_dir)).include
         if verdict is not None:
             return verdict
     return False
 
 
-def _matches(spec: pathspec.GitIgnoreSpec, root: Path, path: Path, is_dir: bool) -> bool:
-    try:
-        return spec.match_file(_relative(path, root, is_dir))
-    except ValueError:  # outside the project root: exclude does not apply
-        return False
+def _excluded_file(spec: pathspec.GitIgnoreSpec, root: Path, path: Path) -> bool:
+    root_prefix = str(root) + os.sep
+    return str(path).startswith(root_prefix) and spec.match_file(
+        _relative(str(path), root_prefix, is_dir=False)
+    )
 
 
-def _relative(path: Path, base: Path, is_dir: bool) -> str:
-    relative = path.relative_to(base).as_posix()
+def _relative(path: str, base_prefix: str, is_dir: bool) -> str:
+    relative = path[len(base_prefix) :].replace(os.sep, "/")
     return relative + "/" if is_dir else relative

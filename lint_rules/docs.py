@@ -33,6 +33,9 @@ def rules_markdown(rules: Sequence[type[Rule]]) -> str:
         " do not edit. -->\n\n",
         "| code | name | fix | summary |\n|---|---|---|---|\n",
         *(f"| {r.CODE} | {r.NAME} | {fix_kind(r)} | {r.summary()} |\n" for r in rules),
+        "\nThe engine itself reports `LR000` (invalid-file: a file it cannot read, decode or"
+        " parse, with the parser's position) and `LR999` (internal-error: a rule raised on a"
+        " file; the other rules' findings are kept). Both are reported whatever `select` says.\n",
     ]
     for rule in rules:
         summary, _, body = rule.documentation().partition("\n")

@@ -9,11 +9,12 @@ from __future__ import annotations
 import ast
 import codecs
 import io
-import multiprocessing
+import os
 import re
+import threading
+import time
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,8 @@ HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""
 MIN_FILES_PER_PROCESS = 8
 """Below this many files per worker, starting processes costs more than it saves."""
+PARENT_CHECK_SECONDS = 0.2
+"""How often a worker checks that the process that started it is alive."""
 
 _SKIP_FILE = re.compile(r"#\s*lint_rules:\s*skip-file\b")
 _NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
@@ -60,13 +63,14 @@ class FileResult:
     digest: str = ""
     parsed: bool = False
     cached: bool = False
-    skipped: bool = False
     fixed: int = 0
     diff: str = ""
     fixed_source: bytes | None = None
     """For stdin in fix mode: the fixed source, in the input's encoding."""
-    error: str | None = None
-    """Why a fix was not written (refused or failed), if it was not."""
+    refused: str | None = None
+    """Why the fixes were not applied (the result would not parse)."""
+    write_error: str | None = None
+    """Why the fixed file could not be written."""
 
 
 @dataclass(frozen=True)
@@ -74,12 +78,6 @@ class RunResult:
     """Every file's result, sorted by path."""
 
     files: list[FileResult]
-
-    @property
-    def findings(self) -> Iterator[tuple[FileResult, Finding]]:
-        for result in self.files:
-            for finding in result.findings:
-                yield result, finding
 
     @property
     def parsed_count(self) -> int:
@@ -129,12 +127,18 @@ def _run_files(
     jobs = min(options.jobs, len(paths) // MIN_FILES_PER_PROCESS)
     if jobs <= 1:
         return Worker(rules, config, options).run_batch(paths)
+    import multiprocessing  # only here: a warm or small run should not pay for it
+    from concurrent.futures import ProcessPoolExecutor
+
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=_start_worker, initargs=(rules, config, options)
+        jobs,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(rules, config, options, os.getpid()),
     ) as pool:
         return [result for batch in pool.map(_run_batch, batches) for result in batch]
 
@@ -142,9 +146,20 @@ def _run_files(
 _worker: Worker | None = None
 
 
-def _start_worker(rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
+def _start_worker(
+    rules: Sequence[type[Rule]], config: Config, options: RunOptions, parent: int
+) -> None:
     global _worker
     _worker = Worker(rules, config, options)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A killed parent cannot stop its workers, and a forked worker holds the
+    # task queue's write end itself, so it would otherwise wait forever.
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _run_batch(paths: list[Path]) -> list[FileResult]:
@@ -190,19 +205,20 @@ class Worker:
             result.findings = [_file_error(f"cannot decode file: {error.msg}")]
             return result
         if self._skipped(text):
-            result.skipped = True
             return result
+        ignored = self._ignored_codes(path)
         if self.options.fix:
-            self._fix(result, text, encoding, write)
+            self._fix(result, text, encoding, write, ignored)
         else:
-            result.findings, result.parsed = self.checker.check(path, text)
-        result.findings = self._without_ignored(path, result.findings)
+            result.findings, result.parsed = self.checker.check(path, text, ignored)
         return result
 
-    def _fix(self, result: FileResult, text: str, encoding: str, write: bool) -> None:
-        outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes)
+    def _fix(
+        self, result: FileResult, text: str, encoding: str, write: bool, ignored: tuple[str, ...]
+    ) -> None:
+        outcome = fix_text(self.checker, result.path, text, self.options.unsafe_fixes, ignored)
         result.findings, result.parsed = outcome.findings, True
-        result.error = outcome.error
+        result.refused = outcome.refused
         changed = outcome.text != text
         result.fixed = outcome.applied if changed else 0
         if self.options.diff:
@@ -215,29 +231,34 @@ class Worker:
             try:
                 write_atomic(result.path, outcome.text.encode(encoding))
             except OSError as error:
-                result.error = f"cannot write the fixed file: {error}"
+                result.write_error = f"cannot write the fixed file: {error}"
                 result.fixed = 0
 
     def _skipped(self, text: str) -> bool:
-        header = "\n".join(text.splitlines()[:HEADER_LINES])
+        end = -1
+        for _ in range(HEADER_LINES):
+            end = text.find("\n", end + 1)
+            if end < 0:
+                break
+        header = text if end < 0 else text[:end]
         if _SKIP_FILE.search(header):
             return True
         return not self.options.include_generated and "@generated" in header
 
-    def _without_ignored(self, path: Path, findings: list[Finding]) -> list[Finding]:
-        if not self.per_file_ignores or not findings:
-            return findings
+    def _ignored_codes(self, path: Path) -> tuple[str, ...]:
+        """The code prefixes ``per-file-ignores`` turns off for ``path``."""
+        if not self.per_file_ignores:
+            return ()
         try:
             relative = path.resolve().relative_to(self.config.root).as_posix()
         except ValueError:
             relative = path.as_posix()
-        ignored = tuple(
+        return tuple(
             code
             for spec, codes in self.per_file_ignores
             if spec.match_file(relative)
             for code in codes
         )
-        return [finding for finding in findings if not finding.code.startswith(ignored)]
 
 
 @dataclass(frozen=True)
@@ -245,15 +266,19 @@ class FixOutcome:
     text: str
     applied: int
     findings: list[Finding]
-    error: str | None = None
+    refused: str | None = None
 
 
-def fix_text(checker: Checker, path: Path, text: str, unsafe_fixes: bool) -> FixOutcome:
+def fix_text(
+    checker: Checker, path: Path, text: str, unsafe_fixes: bool, ignored: tuple[str, ...] = ()
+) -> FixOutcome:
     """Apply fixes to a fixed point (at most ``MAX_FIX_PASSES``), never breaking syntax.
 
-    If the fixed text does not parse, nothing is applied and ``error`` says why.
+    Findings whose code starts with an ``ignored`` prefix are neither reported
+    nor fixed. If the fixed text does not parse, nothing is applied and
+    ``refused`` says why.
     """
-    findings, _ = checker.check(path, text)
+    findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
     for _ in range(MAX_FIX_PASSES):
         fixes = [f.fix for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
@@ -261,11 +286,11 @@ def fix_text(checker: Checker, path: Path, text: str, unsafe_fixes: bool) -> Fix
             break
         current, count = apply_fixes(current, fixes)
         applied += count
-        findings, _ = checker.check(path, current)
+        findings, _ = checker.check(path, current, ignored)
     if current != text:
         problem = syntax_problem(current)
         if problem is not None:
-            original, _ = checker.check(path, text)
+            original, _ = checker.check(path, text, ignored)
             return FixOutcome(
                 text, 0, original, f"fix refused, the result would not parse: {problem}"
             )
@@ -327,8 +352,14 @@ class Checker:
             except Exception as error:
                 self._batch_failures[index] = _describe(error)
 
-    def check(self, path: Path, text: str) -> tuple[list[Finding], bool]:
-        """Findings for one text (suppressions applied), and whether it was parsed."""
+    def check(
+        self, path: Path, text: str, ignored: tuple[str, ...] = ()
+    ) -> tuple[list[Finding], bool]:
+        """Findings for one text, and whether it was parsed.
+
+        ``# noqa: CODE`` comments apply; codes starting with an ``ignored`` prefix
+        are dropped.
+        """
         context = FileContext(path, text)
         failures = dict(self._batch_failures)
         admitted = []
@@ -370,6 +401,8 @@ class Checker:
             rule = self.rules[index]
             message = f"internal error in rule {rule.CODE} ({rule.NAME}) on {path}: {reason}"
             findings.append(Finding("LR999", message, 1, 1, 1, 1))
+        if ignored:
+            findings = [finding for finding in findings if not finding.code.startswith(ignored)]
         return _unsuppressed(findings, context), context.parsed
 
     def _traverse(self, tree: ast.AST, admitted: tuple[int, ...], failures: dict[int, str]) -> None:
@@ -377,10 +410,11 @@ class Checker:
         table = self._table(admitted)
         stack: list[ast.AST] = [tree]
         pop, push = stack.pop, stack.append
-        node_list, node_type = list, ast.AST
+        child_fields = _CHILD_FIELDS
         while stack:
             node = pop()
-            handlers = table.get(type(node))
+            node_class = node.__class__
+            handlers = table.get(node_class)
             if handlers is not None:
                 for index, visit in handlers:
                     if index in failures:
@@ -389,13 +423,16 @@ class Checker:
                         visit(node)
                     except Exception as error:
                         failures[index] = _describe(error)
-            for name in node._fields:
+            fields = child_fields.get(node_class)
+            if fields is None:
+                fields = child_fields[node_class] = _fields_with_children(node_class)
+            for name in fields:
                 value = getattr(node, name, None)
-                if isinstance(value, node_list):
+                if value.__class__ is list:
                     for item in value:
-                        if isinstance(item, node_type):
+                        if item is not None:
                             push(item)
-                elif isinstance(value, node_type):
+                elif value is not None:
                     push(value)
 
     def _table(self, admitted: tuple[int, ...]) -> dict[type[ast.AST], list[tuple[int, Visitor]]]:
@@ -407,6 +444,25 @@ class Checker:
                     table.setdefault(node_class, []).append((index, visit))
             self._tables[admitted] = table
         return table
+
+
+_LEAF_FIELDS = frozenset(
+    {"arg", "asname", "attr", "conversion", "id", "is_async", "kind", "kwd_attrs", "level",
+     "lineno", "module", "n", "name", "rest", "s", "simple", "tag", "type_comment",
+     "ctx", "op", "ops"}
+)  # fmt: skip
+"""Fields that never hold a node, or hold only the context and operator
+singletons (``ast.Load``, ``ast.Add``, ``ast.Eq``...), which are not visited."""
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_with_children(node_class: type) -> tuple[str, ...]:
+    """The fields of a node class that hold nodes, ``None`` or lists of them."""
+    if node_class in (ast.Constant, ast.MatchSingleton):
+        return ()  # ``value`` is a Python constant
+    skipped = _LEAF_FIELDS | ({"names"} if node_class in (ast.Global, ast.Nonlocal) else set())
+    fields: tuple[str, ...] = getattr(node_class, "_fields", ())
+    return tuple(name for name in fields if name not in skipped)
 
 
 def _visitors_of(rule: Rule) -> list[tuple[type[ast.AST], Visitor]]:

@@ -68,5 +68,6 @@ def unified_diff(display_path: str, old: str, new: str) -> str:
         fromfile=f"a/{display_path}",
         tofile=f"b/{display_path}",
     )
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)  # fmt: skip
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )

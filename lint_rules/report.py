@@ -36,7 +36,7 @@ def render(
     if output_format == "json":
         return json.dumps([_json_object(item, rule_names) for item in ordered], indent=2) + "\n"
     if output_format == "github":
-        return "".join(_github_line(item, rule_names) for item in ordered)
+        return "".join(_github_line(item) for item in ordered)
     if output_format == "sarif":
         return json.dumps(_sarif(ordered, rule_names), indent=2) + "\n"
     if statistics:
@@ -104,7 +104,7 @@ def _json_object(item: Located, rule_names: Mapping[str, str]) -> dict[str, obje
     }
 
 
-def _github_line(item: Located, rule_names: Mapping[str, str]) -> str:
+def _github_line(item: Located) -> str:
     finding = item.finding
     properties = {
         "file": item.path,
@@ -112,7 +112,7 @@ def _github_line(item: Located, rule_names: Mapping[str, str]) -> str:
         "col": finding.column,
         "endLine": finding.end_line,
         "endColumn": finding.end_column,
-        "title": f"{finding.code} ({rule_names.get(finding.code, '')})",
+        "title": finding.code,
     }
     rendered = ",".join(
         f"{key}={_escape_property(str(value))}" for key, value in properties.items()

@@ -27,16 +27,16 @@ documentation and its tests::
         NAME = "stale-name"
         MESSAGE = "`{old}` was renamed to `{new}`"
         OPTIONS = ("renames",)
-        VALID = [Valid("new_name()", options={"renames": {"old_name": "new_name"}})]
-        INVALID = [
+        VALID = (Valid("new_name()", options={"renames": {"old_name": "new_name"}}),)
+        INVALID = (
             Invalid(
                 "old_name()",
                 message="`old_name` was renamed to `new_name`",
                 line=1, column=1, end_line=1, end_column=9,
                 replacement="new_name()",
                 options={"renames": {"old_name": "new_name"}},
-            )
-        ]
+            ),
+        )
 
         def __init__(self, options: RuleOptions) -> None:
             super().__init__(options)
@@ -60,12 +60,15 @@ Class attributes
              besides the engine's own; the rule's ``__init__`` receives the
              values of its keys that are present (``RuleOptions``) and validates
              them, raising ``ConfigError`` with a message that names the key.
-``VALID``    code on which the rule reports nothing.
+             A rule is instantiated once in the main process (to validate the
+             configuration before any work) and once per worker process.
+``VALID``    code on which the rule reports nothing (examples are dedented).
 ``INVALID``  code on which the rule reports exactly one finding, with the expected
              message, 1-based range (end exclusive) and the source after ``fix``
              (``replacement=None``: the finding has no fix). Both lists run as
-             pytest cases for every registered rule (tests/lint_rules/test_rule_examples.py),
-             each with its own optional ``options``.
+             pytest cases for every registered rule
+             (``tests/lint_rules/test_lint_rule_examples.py``), each with its own
+             optional ``options``; the fix is applied with ``--unsafe-fixes``.
 
 The docstring
 -------------
@@ -79,16 +82,21 @@ Detection
 ---------
 The engine parses a file once with the stdlib ``ast`` and walks it once,
 iteratively, for all selected rules. A rule declares interest in a node type by
-defining ``visit_<ClassName>(self, node)`` (e.g. ``visit_Name``,
-``visit_ImportFrom``); there is no ``generic_visit`` and children are always
-visited. Whole-file work goes in ``check_file(self)``, called after the walk
+defining ``visit_<ClassName>(self, node)`` for a concrete ``ast`` class (e.g.
+``visit_Name``, ``visit_ImportFrom``; not ``visit_expr``); there is no
+``generic_visit``, children are always visited, and the order of visits is
+unspecified (findings are sorted). The context and operator singletons
+(``ast.Load``, ``ast.Add``, ``ast.Eq``...) are not visited: look at the parent.
+The dispatch table is built once per worker.
+Whole-file work goes in ``check_file(self)``, called after the walk
 (rules that need a concrete syntax tree use ``self.file.cst_module`` or
 ``self.file.cst_wrapper`` there; they are parsed lazily, once per file, only
 when asked for).
 
 ``prefilter(text)`` is a cheap text test (default: admit every file). A file
-that no selected rule admits is never parsed; a rule that does not admit a file
-does not run on it. It must never reject a file on which the rule would report.
+that no selected rule admits is never parsed (so its syntax errors are not
+reported: ruff reports those); a rule that does not admit a file does not run
+on it. It must never reject a file on which the rule would report.
 
 ``begin_batch(paths)`` is called once per worker batch with the paths the
 worker is about to check (after cache hits are removed), before any of them;
@@ -98,9 +106,10 @@ and keeps the result for ``check_file``. Default: nothing.
 Reporting
 ---------
 ``self.file`` is the ``FileContext`` of the file being checked: ``path``,
-``text`` (decoded, line endings kept), ``lines``, ``ast_tree``, ``cst_module``,
-``cst_wrapper`` and conversions between ``ast`` positions (UTF-8 byte columns)
-and character offsets into ``text``.
+``text`` (decoded, BOM dropped, line endings kept), ``lines``, ``line_starts``,
+``ast_tree``, ``cst_module``, ``cst_wrapper``, ``offset(line, byte_column)``
+(an ``ast`` position, whose columns are UTF-8 bytes, to a character offset in
+``text``), ``node_range(node)`` and ``position(offset)``.
 
 ``self.report(where, message, fix=None)`` records a finding. ``where`` is an
 ``ast`` node with a position or a ``(start, end)`` pair of character offsets.
@@ -109,7 +118,9 @@ character offsets, plus ``safe``: a safe fix keeps behaviour and is applied by
 ``fix``; an unsafe one only with ``--unsafe-fixes``. ``self.replace(where,
 text, safe=True)`` builds the common one-edit fix. The engine applies fixes,
 repeats to a fixed point, refuses results that do not parse, and handles
-``# noqa: CODE`` suppression, so rules do none of that.
+``# noqa: CODE`` suppression (on the finding's first line) and
+``per-file-ignores``, so rules do none of that. Findings are collected in
+``self.findings``, which the engine resets for every file.
 
 Rules never print, never write files and never import the code they check.
 An exception raised by a rule becomes an ``LR999`` finding for that file; the

@@ -69,6 +69,7 @@ class StaleNameRule(Rule):
         Valid("handoff_occured_at = 1", options=_RENAMES),
         Valid("handoff_occured()"),
         Valid('NAMES = {"handoff_occ" "ured": 1}', options=_RENAMES),
+        Valid("KEY = b'handoff_occured'", options=_RENAMES),
     )
     INVALID = (
         Invalid(
@@ -169,6 +170,20 @@ class StaleNameRule(Rule):
             replacement="if item.type == r'handoff_occurred':\n    pass\n",
             options=_RENAMES,
         ),
+        Invalid(
+            "from events import (\n    emit,\n    handoff_occured,\n)\n",
+            message="`handoff_occured` was renamed to `handoff_occurred`",
+            line=3, column=5, end_line=3, end_column=20,
+            replacement="from events import (\n    emit,\n    handoff_occurred,\n)\n",
+            options=_RENAMES,
+        ),
+        Invalid(
+            'HANDLERS = {"handoff_occured": on_handoff}',
+            message="`handoff_occured` was renamed to `handoff_occurred`",
+            line=1, column=13, end_line=1, end_column=30,
+            replacement='HANDLERS = {"handoff_occurred": on_handoff}',
+            options=_RENAMES,
+        ),
     )  # fmt: skip
 
     def __init__(self, options: RuleOptions) -> None:
@@ -186,17 +201,19 @@ class StaleNameRule(Rule):
         return any(old in text for old in self.renames)
 
     def visit_Name(self, node: ast.Name) -> None:
-        self._check(node.id, *self.file.node_range(node))
+        if node.id in self.renames:  # the common case, kept cheap
+            self._check(node.id, *self.file.node_range(node))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._check_at_end(node.attr, node)
 
     def visit_arg(self, node: ast.arg) -> None:
-        start, _ = self.file.node_range(node)
-        self._check(node.arg, start, start + len(node.arg))
+        if node.arg in self.renames:
+            start, _ = self.file.node_range(node)
+            self._check(node.arg, start, start + len(node.arg))
 
     def visit_keyword(self, node: ast.keyword) -> None:
-        if node.arg is not None:
+        if node.arg is not None and node.arg in self.renames:
             start, _ = self.file.node_range(node)
             self._check(node.arg, start, start + len(node.arg))
 
@@ -210,17 +227,13 @@ class StaleNameRule(Rule):
         self._check_definition(node)
 
     def visit_alias(self, node: ast.alias) -> None:
-        start, _ = self.file.node_range(node)
         if node.asname is not None:
             self._check_at_end(node.asname, node)
-        self._check_dotted(node.name, start)
+        self._check_dotted(node.name, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.module is not None:
-            start, _ = self.file.node_range(node)
-            prefix = _FROM.match(self.file.text, start)
-            if prefix is not None:
-                self._check_dotted(node.module, prefix.end())
+            self._check_dotted(node.module, node)
 
     def visit_Global(self, node: ast.Global) -> None:
         self._check_listed(node.names, node)
@@ -278,10 +291,16 @@ class StaleNameRule(Rule):
             if keyword_match is not None:
                 self._check(node.name, keyword_match.end(), keyword_match.end() + len(node.name))
 
-    def _check_dotted(self, dotted: str, start: int) -> None:
+    def _check_dotted(self, dotted: str, node: ast.alias | ast.ImportFrom) -> None:
         parts = dotted.split(".")
         if not any(part in self.renames for part in parts):
             return
+        start, _ = self.file.node_range(node)
+        if isinstance(node, ast.ImportFrom):
+            prefix = _FROM.match(self.file.text, start)
+            if prefix is None:
+                return
+            start = prefix.end()
         pattern = r"\s*\.\s*".join(f"({re.escape(part)})" for part in parts)
         match = re.compile(pattern).match(self.file.text, start)
         if match is not None:

@@ -9,6 +9,7 @@ it as ``tests.lint_rules.rule_fixtures``.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,3 +137,15 @@ class NeverConvergingRule(Rule):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "again":
             self.report(node, self.MESSAGE, self.replace(node, "(again)"))
+
+
+class DyingRule(Rule):
+    """Kills its worker process on a name `die_here` (as a segfault in a C parser would)."""
+
+    CODE = "LR997"
+    NAME = "dying"
+    MESSAGE = "never reported"
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "die_here":
+            os._exit(70)

@@ -9,13 +9,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lint_rules.config import load_config
 from lint_rules.docs import rules_markdown
+from lint_rules.report import Located, render
+from lint_rules.rule import Finding
 from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import DyingRule, Lint
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import DyingRule, Lint
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 MESSAGE = "`old_name` was renamed to `new_name`"
@@ -83,8 +86,7 @@ def test_github_output_is_workflow_commands(project: Path, lint: Lint) -> None:
     outcome = lint("check", "--format", "github")
 
     assert outcome.out == (
-        "::error file=a.py,line=1,col=1,endLine=1,endColumn=9,"
-        f"title=LR001 (stale-name)::{MESSAGE}\n"
+        f"::error file=a.py,line=1,col=1,endLine=1,endColumn=9,title=LR001::{MESSAGE}\n"
     )
 
 
@@ -199,6 +201,26 @@ def test_fix_from_stdin_prints_the_fixed_code_byte_for_byte(project: Path) -> No
     assert b"Fixed 1 error, 0 remaining." in result.stderr
 
 
+def test_console_script_runs_the_same_command_line(project: Path) -> None:
+    (project / "a.py").write_text("old_name()\n")
+    script = Path(sys.executable).with_name("lint-rules")
+
+    result = subprocess.run([str(script), "check"], cwd=project, capture_output=True, text=True)
+
+    assert result.returncode == 1
+    assert f"a.py:1:1: LR001 [*] {MESSAGE}" in result.stdout
+
+
+def test_worker_that_dies_is_an_internal_error_exit_2(project: Path, lint: Lint) -> None:
+    for number in range(40):  # enough files for two worker processes
+        (project / f"m{number:02}.py").write_text("die_here()\n")
+
+    outcome = lint("check", "--no-cache", "--jobs", "2", rules=[*ALL_RULES, DyingRule])
+
+    assert outcome.code == 2
+    assert "lint-rules: internal error: BrokenProcessPool" in outcome.err
+
+
 def test_usage_error_exits_2(project: Path) -> None:
     assert _cli("check", "--no-such-option", cwd=project).returncode == 2
 
@@ -207,3 +229,20 @@ def test_this_repository_passes_its_own_lint() -> None:
     result = _cli("check", "--no-cache", cwd=REPOSITORY)
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_github_output_escapes_data_and_properties() -> None:
+    finding = Finding("LR001", "50% done\nnext", 1, 2, 1, 3)
+
+    line = render([Located("dir,x/a:b.py", finding)], "github", {"LR001": "stale-name"})
+
+    assert line == (
+        "::error file=dir%2Cx/a%3Ab.py,line=1,col=2,endLine=1,endColumn=3,"
+        "title=LR001::50%25 done%0Anext\n"
+    )
+
+
+def test_this_repository_configures_its_legacy_rename() -> None:
+    config = load_config(REPOSITORY, ALL_RULES)
+
+    assert config.rule_options["renames"] == {"handoff_occured": "handoff_occurred"}

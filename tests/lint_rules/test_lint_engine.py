@@ -5,13 +5,17 @@ from __future__ import annotations
 import ast
 import codecs
 import json
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from lint_rules.config import load_config
-from lint_rules.engine import RunOptions, run
+from lint_rules.engine import Checker, RunOptions, run
+from lint_rules.rule import Rule
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.stale_name import StaleNameRule
 
@@ -281,3 +285,64 @@ def test_no_cache_writes_no_cache_directory(project: Path, lint: Lint) -> None:
     lint("check", "--no-cache")
 
     assert not (project / ".lint_rules_cache").exists()
+
+
+def test_concurrent_runs_share_the_cache_safely(project: Path) -> None:
+    for number in range(30):
+        (project / f"m{number:02}.py").write_text(f"x = old_name  # {number}\n")
+    command = [sys.executable, "-m", "lint_rules", "check", "--jobs", "1"]
+
+    runs = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE) for _ in range(3)]
+    outputs = {process.communicate()[0] for process in runs}
+
+    assert len(outputs) == 1
+    config = load_config(project, ALL_RULES)
+    warm = run([project], config, [StaleNameRule], RunOptions())
+    assert warm.parsed_count == 0
+    assert sum(len(result.findings) for result in warm.files) == 30
+
+
+_EVERY_KIND_OF_CODE = """
+import a.b as c
+from . import d
+global_value: int = 1
+def f(x, /, y=2, *args, z, **kwargs) -> None:
+    global global_value
+    def g():
+        nonlocal x
+    async def h():
+        async with a as b, c:
+            async for i in j:
+                await k
+    return {**kwargs, "k": [i async for i in j if i]}
+match command:
+    case {"k": 1, **rest} | [1, *others] | Point(x=0) as point if point:
+        pass
+    case None:
+        pass
+lambda q: q if q else -q
+print(f"{value!r:>{width}}", a[1:2:3], not b, c < d <= e)
+try:
+    pass
+except* ValueError as error:
+    raise error from None
+"""
+
+
+def test_traversal_visits_every_node_but_context_and_operator_singletons() -> None:
+    source = Path(ast.__file__).read_text() + _EVERY_KIND_OF_CODE
+    tree = ast.parse(source)
+    singletons = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+    expected = Counter(
+        type(node).__name__ for node in ast.walk(tree) if not isinstance(node, singletons)
+    )
+    seen: Counter[str] = Counter()
+
+    def count(self: Rule, node: ast.AST) -> None:
+        seen[type(node).__name__] += 1
+
+    visitors = {f"visit_{name}": count for name in expected}
+    counting = type("CountingRule", (Rule,), {"CODE": "LR998", "NAME": "counting", **visitors})
+    Checker([counting({})]).check(Path("sample.py"), source)
+
+    assert seen == expected

@@ -5,6 +5,9 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +38,20 @@ def test_fix_rewrites_every_use_and_reports_nothing_left(project: Path, lint: Li
     assert outcome.code == 0
     assert target.read_text() == "import new_name\nnew_name.run(new_name='new_name')\n"
     assert outcome.out == "Fixed 4 errors, 0 remaining.\n"
+
+
+def test_fix_leaves_files_whose_findings_per_file_ignores_turn_off(
+    project: Path, lint: Lint
+) -> None:
+    (project / "pyproject.toml").write_text(
+        "[tool.lint_rules]\nper-file-ignores = { 'legacy/**' = ['LR001'] }\n"
+        "[tool.lint_rules.renames]\nold_name = 'new_name'\n"
+    )
+    (project / "legacy").mkdir()
+    (project / "legacy" / "m.py").write_text("old_name()\n")
+
+    assert lint("fix").code == 0
+    assert (project / "legacy" / "m.py").read_text() == "old_name()\n"
 
 
 def test_second_fix_changes_nothing(project: Path, lint: Lint) -> None:
@@ -198,3 +215,55 @@ def test_overlapping_fix_waits_for_the_next_pass() -> None:
     text, applied = apply_fixes("0123456789", [overlapping, apart, first])
 
     assert (text, applied) == ("AAAAA5678C", 2)
+
+
+def test_fix_killed_midway_leaves_every_file_old_or_new_and_no_worker(project: Path) -> None:
+    old = "".join(f"value_{n} = old_name({n})\n" for n in range(5_000)).encode()
+    new = old.replace(b"old_name", b"new_name")
+    for number in range(30):
+        (project / f"m{number:02}.py").write_bytes(old)
+    command = [sys.executable, "-m", "lint_rules", "fix", "--jobs", "2"]
+
+    for delay in (0.0, 0.3, 0.6):
+        process = subprocess.Popen(command, cwd=project, stdout=subprocess.DEVNULL)
+        workers = _wait_for_children(process, count=2)
+        time.sleep(delay)
+        process.kill()  # SIGKILL: no cleanup runs
+        process.wait()
+        contents = {path.read_bytes() for path in project.glob("m*.py")}
+        assert contents <= {old, new}
+        assert _all_exit(workers, within=5.0)
+
+
+def _wait_for_children(process: subprocess.Popen[bytes], count: int) -> list[int]:
+    while process.poll() is None:
+        children = _children(process.pid)
+        if len(children) >= count:
+            return children
+        time.sleep(0.01)
+    raise AssertionError("the run ended before its workers started")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in listed.split()]
+
+
+def _all_exit(pids: list[int], within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(_running(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
