@@ -15,15 +15,17 @@ import subprocess
 import sys
 import tempfile
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import libcst
 from libcst.metadata import (
     Assignment,
     BuiltinScope,
     ClassScope,
+    CodeRange,
     FunctionScope,
     GlobalScope,
     ParentNodeProvider,
@@ -263,18 +265,20 @@ def find_typos() -> Path | None:
 def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
     """typos' findings for ``paths``, one typos run per typos configuration directory.
 
-    typos runs in the directory of the configuration that governs the files (or
-    their common directory) with paths relative to it, so that its excludes
-    apply (``--force-exclude``).
+    typos runs in the directory of the configuration that governs the files with
+    paths relative to it, so that its excludes apply (``--force-exclude``); files
+    no configuration governs are checked together, from their common directory.
     """
-    roots: dict[Path, Path] = {}  # directory -> its typos root, looked up once per directory
-    groups: dict[Path, list[Path]] = {}
+    roots: dict[Path, Path | None] = {}  # directory -> its typos root, looked up once
+    groups: dict[Path | None, list[Path]] = {}
     for path in paths:
         if path.parent not in roots:
             roots[path.parent] = _typos_root(path.parent)
         groups.setdefault(roots[path.parent], []).append(path)
     found: dict[Path, list[Misspelling]] = {}
     for root, group in groups.items():
+        if root is None:
+            root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
         by_name = {_relative_to(path, root): path for path in group}
         listing = "".join(name + "\n" for name in by_name)
         for name, misspelling in _run_typos(["--file-list", "-"], root, listing):
@@ -286,7 +290,8 @@ def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
 def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
     """typos' findings for ``text`` as if it were the file ``path``, with its configuration."""
     directory = Path(os.path.abspath(path)).parent
-    config = _typos_config(_typos_root(directory))
+    root = _typos_root(directory)
+    config = _typos_config(root) if root is not None else None
     with tempfile.TemporaryDirectory(prefix="lint_rules-typos-") as scratch:
         copy = Path(scratch) / (path.name if path.suffix in (".py", ".pyi") else "stdin.py")
         copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
@@ -326,13 +331,13 @@ def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[st
             )
 
 
-def _typos_root(directory: Path) -> Path:
+def _typos_root(directory: Path) -> Path | None:
     """The nearest directory at or above ``directory`` holding a typos configuration."""
     start = Path(os.path.abspath(directory))
     for candidate in (start, *start.parents):
         if _typos_config(candidate) is not None:
             return candidate
-    return start
+    return None
 
 
 def _typos_config(directory: Path) -> Path | None:
@@ -580,7 +585,11 @@ _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 def _public_definitions(
     text: str, tree: ast.Module, node_range: Callable[[ast.AST], tuple[int, int]]
 ) -> tuple[dict[int, str], list[tuple[int, int]]]:
-    """Public functions, classes and methods by the offset of their name; import ranges."""
+    """Public definitions by the offset of their name, and the ranges of imports.
+
+    Public definitions: functions, classes and methods, and names assigned in a module
+    or class body (outside functions and comprehensions, which hold locals).
+    """
     definitions: dict[int, str] = {}
     imports: list[tuple[int, int]] = []
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, inside a class body)
@@ -599,9 +608,28 @@ def _public_definitions(
                 if isinstance(child, ast.ClassDef):
                     stack.append((child, True))
                 continue  # a function's body holds locals: scope analysis decides those
-            if not isinstance(child, (ast.Lambda, ast.expr)):
+            if isinstance(child, ast.expr):
+                member = "public class member" if in_class else "public module member"
+                for name in _assigned_names(child):
+                    if not _is_private(name.id):
+                        definitions[node_range(name)[0]] = member
+            else:
                 stack.append((child, in_class))
     return definitions, imports
+
+
+_LOCAL_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _assigned_names(expression: ast.expr) -> Iterator[ast.Name]:
+    """Names ``expression`` binds in the enclosing scope (not in a lambda or comprehension)."""
+    stack: list[ast.AST] = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node
+        elif not isinstance(node, _LOCAL_SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _public_note(old: str, new: str) -> str:
@@ -646,9 +674,11 @@ class _Names:
         self.text = text
         self.string_values = string_values
         """The value of every string literal (f-strings: their literal parts)."""
-        self.scopes = wrapper.resolve(ScopeProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
-        positions = wrapper.resolve(PositionProvider)
+        # One call, so that libcst batches the providers that can share a traversal.
+        resolved = wrapper.resolve_many([ScopeProvider, ParentNodeProvider, PositionProvider])
+        self.scopes = cast("Mapping[libcst.CSTNode, Scope | None]", resolved[ScopeProvider])
+        self.parents = cast("Mapping[libcst.CSTNode, libcst.CSTNode]", resolved[ParentNodeProvider])
+        positions = cast("Mapping[libcst.CSTNode, CodeRange]", resolved[PositionProvider])
         line_starts = [0, *(match.end() for match in re.finditer(r"\r\n?|\n", text))]
         self.names: dict[int, libcst.Name] = {}
         for node, where in positions.items():
