@@ -258,6 +258,14 @@ def test_private_module_member_is_renamed_in_every_function(project: Path, lint:
     )
 
 
+def test_comprehension_variable_at_module_level_is_a_local(project: Path, lint: Lint) -> None:
+    source = "ITEMS = [{destination}.upper() for {destination} in ('a', 'b')]\n"
+    path = _write(project, "items.py", source)
+
+    assert lint("fix").code == 0
+    assert path.read_text() == "ITEMS = [destination.upper() for destination in ('a', 'b')]\n"
+
+
 def test_public_module_member_is_reported_not_renamed(project: Path, lint: Lint) -> None:
     source = "{structured}_cache = {{}}\n"
     path = _write(project, "cache.py", source)
