@@ -34,7 +34,16 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from lint_rules.rule import ConfigError, Edit, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.rule import (
+    ConfigError,
+    Edit,
+    FileContext,
+    Fix,
+    Invalid,
+    Rule,
+    RuleOptions,
+    Valid,
+)
 
 # The examples' misspellings (the seed's list) are built from parts so that this
 # repository's own typos run does not flag this file.
@@ -226,7 +235,7 @@ class TypoRule(Rule):
         else:  # stdin, a file changed by a fix pass, or not plain UTF-8 on disk
             misspellings = run_typos_on_text(self.file.path, text)
         if misspellings:
-            placer = _Placer(self.file.text, self.file.ast_tree, lambda: self.file.cst_wrapper)
+            placer = _Placer(self.file)
             for misspelling in misspellings:
                 self._report(placer.place(misspelling))
 
@@ -385,23 +394,22 @@ _PLACED_TOKENS = (tokenize.COMMENT, tokenize.NAME, *_STRING_TOKENS)
 class _Placer:
     """Locates misspellings in one file; the concrete syntax tree is built on demand."""
 
-    def __init__(
-        self, text: str, tree: ast.Module, wrapper: Callable[[], libcst.MetadataWrapper]
-    ) -> None:
-        self.text = text
-        self.tree = tree
-        self._wrapper_factory = wrapper
+    def __init__(self, file: FileContext) -> None:
+        self.file = file
+        self.text = text = file.text
+        self._range = file.node_range
         self._names: _Names | None = None
         self._definitions: dict[int, str] | None = None
         self._imports: list[tuple[int, int]] = []
-        self.line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        """typos counts lines by LF only (Python also by a lone CR)."""
         self.tokens = _tokens(text)
         self.token_starts = [start for start, _, _ in self.tokens]
-        self.docstrings = sorted(_docstring_ranges(tree, self._range))
+        self.docstrings = sorted(_docstring_ranges(file.ast_tree, self._range))
         self.strings: list[tuple[int, int, str]] = []
         self.formatted_names: list[tuple[int, int]] = []
         """Names inside f-string replacement fields: code, though tokenize (< 3.12) says string."""
-        for node in ast.walk(tree):
+        for node in ast.walk(file.ast_tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 self.strings.append((*self._range(node), node.value))
             elif isinstance(node, ast.FormattedValue):
@@ -456,15 +464,17 @@ class _Placer:
         """The kind of a public definition or attribute at ``offset``, if it is one."""
         if self._definitions is None:
             self._definitions, self._imports = _public_definitions(
-                self.text, self.tree, self._range
+                self.text, self.file.ast_tree, self._range
             )
         kind = self._definitions.get(offset)
         if kind is not None:
             return kind
-        in_import = any(first <= offset < last for first, last in self._imports)
-        if not in_import and self.text[:offset].rstrip(" \t").endswith("."):
-            return "attribute"
-        return None
+        if any(first <= offset < last for first, last in self._imports):
+            return None
+        before = offset - 1
+        while before >= 0 and self.text[before] in " \t":
+            before -= 1
+        return "attribute" if before >= 0 and self.text[before] == "." else None
 
     def _word_fix(self, start: int, end: int, misspelling: Misspelling, place: str) -> Placed:
         fix = None
@@ -498,13 +508,14 @@ class _Placer:
     def _names_placer(self) -> _Names:
         if self._names is None:
             values = [value for _, _, value in self.strings]
-            self._names = _Names(self.text, self._wrapper_factory(), values)
+            self._names = _Names(self.text, self.file.cst_wrapper, values)
         return self._names
 
     def _offset(self, misspelling: Misspelling) -> int:
-        line = min(max(misspelling.line, 1), len(self.line_starts)) - 1
-        start = self.line_starts[line]
-        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
+        starts = self.typos_line_starts
+        line = min(max(misspelling.line, 1), len(starts)) - 1
+        start = starts[line]
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
         line_bytes = self.text[start:end].encode("utf-8", errors="surrogateescape")
         prefix = line_bytes[: misspelling.byte_offset].decode("utf-8", errors="replace")
         return start + len(prefix)
@@ -514,17 +525,6 @@ class _Placer:
         if index >= 0 and end <= self.tokens[index][1]:
             return self.tokens[index]
         return None
-
-    def _range(self, node: ast.AST) -> tuple[int, int]:
-        return (
-            self._ast_offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-            self._ast_offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
-        )
-
-    def _ast_offset(self, line: int, byte_column: int) -> int:
-        start = self.line_starts[line - 1]
-        line_bytes = self.text[start : start + byte_column * 4].encode("utf-8", "surrogateescape")
-        return start + len(line_bytes[:byte_column].decode("utf-8", errors="replace"))
 
 
 def _tokens(text: str) -> list[tuple[int, int, int]]:
