@@ -693,12 +693,14 @@ class _Names:
         old = self.text[first:last]
         typo, corrections = misspelling.typo, misspelling.corrections
         node = self.names.get(first)
+        if node is None:  # e.g. a name the parser and the tokenizer see differently
+            note = "; not fixed: it could not be located in the syntax tree"
+            return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
         new = old[: start - first] + corrections[0] + old[end - first :]
-        binding = self._binding(node) if node is not None else _Binding("name", False)
+        binding = self._binding(node)
         place = f"{binding.kind} `{old}`"
         if not binding.private:
             return Placed(start, end, typo, corrections, place, _public_note(old, new))
-        assert node is not None
         edits, refusal = self._rename(node, binding, old, new)
         if refusal:
             return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
