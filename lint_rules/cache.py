@@ -99,6 +99,7 @@ def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) ->
         "tool": stamps,
         "dependencies": [_stamp(path) for path in dependencies],
         "rules": sorted(rule.CODE for rule in rules),
+        "external": sorted(rule.cache_fingerprint(config.root) for rule in rules),
         "config": {**asdict(config), "root": str(config.root)},
         "include_generated": options.include_generated,
     }

@@ -24,7 +24,7 @@ from lint_rules.cache import ResultCache, content_digest
 from lint_rules.config import Config
 from lint_rules.discovery import discover
 from lint_rules.fixes import apply_fixes, unified_diff, write_atomic
-from lint_rules.rule import FileContext, Finding, Rule
+from lint_rules.rule import ConfigError, FileContext, Finding, Rule
 
 MAX_FIX_PASSES = 10
 HEADER_LINES = 10
@@ -355,11 +355,16 @@ class Checker:
         self._batch_failures: dict[int, str] = {}
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
-        """Run each rule's batch hook; a failing hook becomes LR999 on each file."""
+        """Run each rule's batch hook; a failing hook becomes LR999 on each file.
+
+        ``ConfigError`` (from here or ``check_file``) is not a finding: it ends the run.
+        """
         self._batch_failures = {}
         for index, rule in enumerate(self.rules):
             try:
                 rule.begin_batch(paths)
+            except ConfigError:
+                raise  # the rule cannot run at all (e.g. a missing tool): exit 2
             except Exception as error:
                 self._batch_failures[index] = _describe(error)
 
@@ -402,6 +407,8 @@ class Checker:
                     continue
                 try:
                     rule.check_file()
+                except ConfigError:
+                    raise
                 except Exception as error:
                     failures[index] = _describe(error)
                     continue

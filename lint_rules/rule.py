@@ -131,7 +131,16 @@ repeats to a fixed point, refuses results that do not parse, and handles
 
 Rules never print, never write files and never import the code they check.
 An exception raised by a rule becomes an ``LR999`` finding for that file; the
-other rules' findings are kept.
+other rules' findings are kept. A rule that cannot run at all (a tool it needs
+is missing or fails) raises ``ConfigError`` from ``begin_batch`` or
+``check_file`` instead: the run stops with exit code 2 and the message.
+
+Caching
+-------
+Findings are cached by file content and configuration. A rule whose findings
+also depend on something outside both (a tool's version, the tool's own config
+file) returns a description of it from ``cache_fingerprint(root)``; it is part
+of the cache key. Default: ``""``.
 """
 
 from __future__ import annotations
@@ -248,6 +257,11 @@ class Rule:
     def prefilter(self, text: str) -> bool:
         """Whether this file may contain a finding; never wrong when it says no."""
         return True
+
+    @classmethod
+    def cache_fingerprint(cls, root: Path) -> str:
+        """What, besides the file and ``[tool.lint_rules]``, decides the findings."""
+        return ""
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
         """Called with the paths a worker is about to check, before checking them."""

@@ -298,7 +298,7 @@ def test_concurrent_runs_share_the_cache_safely(project: Path) -> None:
 
     assert len(outputs) == 1
     config = load_config(project, ALL_RULES)
-    warm = run([project], config, ALL_RULES, RunOptions())
+    warm = run([project], config, ALL_RULES, RunOptions())  # the rules the CLI ran
     assert warm.parsed_count == 0
     assert sum(len(result.findings) for result in warm.files) == 30
 

@@ -1,0 +1,841 @@
+"""LR004 typo: typos' findings placed in the syntax tree, fixed only where no API changes."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+import io
+import json
+import keyword
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tokenize
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import libcst
+from libcst.metadata import (
+    Assignment,
+    BuiltinScope,
+    ClassScope,
+    CodeRange,
+    FunctionScope,
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
+
+from lint_rules.rule import (
+    ConfigError,
+    Edit,
+    FileContext,
+    Fix,
+    Invalid,
+    Rule,
+    RuleOptions,
+    Valid,
+)
+
+# The examples' misspellings (the seed's list) are built from parts so that this
+# repository's own typos run does not flag this file.
+_SUPPRESSES = "Sup" + "resses"
+_DESTINATION = "desit" + "nation"
+_EXAMPLES = "exma" + "ples"
+_STRUCTURED = "struct" + "ed"
+_OCCURRED = "occ" + "ured"
+
+
+class TypoRule(Rule):
+    """Places each misspelling `typos` finds, and fixes it only where no API changes.
+
+    ## What it does
+    Runs the `typos` spell checker (`typos --format json`, once per batch of
+    files, with the project's `typos.toml`) and places each misspelling in the
+    syntax tree: a comment, a docstring, a string constant, or an identifier.
+    For an identifier it finds the binding: a local variable, a parameter, a
+    module or class member, or a name from elsewhere (an import, an attribute,
+    a keyword argument), and whether it is private.
+
+    ## Why is this bad?
+    A misspelling makes code harder to search and read, and spreads as the name
+    is copied. But `typos -w` fixes blindly: renaming a public function, a
+    public parameter, or a string constant such as an event name breaks every
+    caller and every stored value that still uses the old spelling.
+
+    ## Example
+    ```python
+    # Emits handoff_occured once per handoff.
+    EVENT = "handoff_occured"
+
+
+    def _emit(handoff_occured):
+        return handoff_occured
+
+
+    def handoff_occured(item): ...
+    ```
+
+    ## Use instead
+    ```python
+    # Emits handoff_occurred once per handoff.
+    EVENT = "handoff_occured"  # kept: migrate with renames
+
+
+    def _emit(handoff_occurred):
+        return handoff_occurred
+
+
+    def handoff_occured(item): ...  # kept: migrate with renames
+    ```
+    and, to migrate the public name and the string constant through LR001
+    (which rewrites every use and keeps an alias marked `# noqa: LR001`):
+    ```toml
+    [tool.lint_rules.renames]
+    handoff_occured = "handoff_occurred"
+    ```
+
+    ## Fix safety
+    Safe, and offered only where no caller can notice: a word in a comment or a
+    docstring (not in a doctest example: its code and expected output are
+    code), and a private name renamed together with every reference in its
+    scope (a local variable; a parameter of a private or nested function, or a
+    positional-only one; a module member or class member whose name starts with
+    an underscore, with its `self.`/`cls.` uses in that class). No fix is
+    offered when typos suggests more than one correction, when the corrected
+    name already exists in the file, or when the name also appears inside a
+    string (for example a string annotation). Public names, names from other
+    modules and string constants are reported, never changed: the message gives
+    the `[tool.lint_rules.renames]` line that migrates them through LR001.
+    File names are typos' own business (run `typos` itself for them).
+
+    ## Options
+    None in `[tool.lint_rules]`: the words come from typos and its
+    configuration (`typos.toml`, `_typos.toml`, `.typos.toml` or
+    `[tool.typos]` in pyproject.toml), found from each file's directory upward.
+    The `typos` executable (PyPI package `typos`) is looked for beside the
+    running Python, then on `PATH`; if it is missing or fails, the run stops
+    with exit code 2.
+    """
+
+    CODE = "LR004"
+    NAME = "typo"
+    MESSAGE = "`{typo}` should be {correction} in {place}{note}"
+
+    VALID = (
+        Valid("# Suppresses warnings about missing annotations\n"),
+        Valid("def send(destination):\n    return destination\n"),
+        Valid("EVENT = 'handoff_occurred'\n"),
+    )
+    INVALID = (
+        Invalid(
+            f"# {_SUPPRESSES} warnings about missing annotations\n",
+            message=f"`{_SUPPRESSES}` should be `Suppresses` in a comment",
+            line=1, column=3, end_line=1, end_column=12,
+            replacement="# Suppresses warnings about missing annotations\n",
+        ),
+        Invalid(
+            f'def handoff(source, target):\n    """Includes source and {_DESTINATION} agents."""\n',
+            message=f"`{_DESTINATION}` should be `destination` in a docstring",
+            line=2, column=28, end_line=2, end_column=39,
+            replacement='def handoff(source, target):\n'
+            '    """Includes source and destination agents."""\n',
+        ),
+        Invalid(
+            f"PROMPT = ['translate code {_EXAMPLES} as sample code']\n",
+            message=f"`{_EXAMPLES}` should be `examples` in a string constant;"
+            " not fixed: its value may be relied on",
+            line=1, column=27, end_line=1, end_column=35,
+            replacement=None,
+        ),
+        Invalid(
+            f"EVENT = 'error_{_OCCURRED}'\n",
+            message=f"`{_OCCURRED}` should be `occurred` in a string constant;"
+            f" not fixed: its value may be relied on; to migrate it, add"
+            f' `error_{_OCCURRED} = "error_occurred"` to [tool.lint_rules.renames]',
+            line=1, column=16, end_line=1, end_column=23,
+            replacement=None,
+        ),
+        Invalid(
+            f"async def test_{_STRUCTURED}_output(agent):\n    pass\n",
+            message=f"`{_STRUCTURED}` should be `structured` in public function"
+            f" `test_{_STRUCTURED}_output`; not fixed: renaming it breaks its users; to migrate"
+            f' it, add `test_{_STRUCTURED}_output = "test_structured_output"` to'
+            " [tool.lint_rules.renames]",
+            line=1, column=16, end_line=1, end_column=24,
+            replacement=None,
+        ),
+        Invalid(
+            f"def run(agent):\n    _{_STRUCTURED} = agent.output\n",
+            message=f"`{_STRUCTURED}` should be `structured` in local `_{_STRUCTURED}`",
+            line=2, column=6, end_line=2, end_column=14,
+            replacement="def run(agent):\n    _structured = agent.output\n",
+        ),
+    )  # fmt: skip
+
+    def __init__(self, options: RuleOptions) -> None:
+        super().__init__(options)
+        self._batch: dict[Path, tuple[str, list[Misspelling]]] = {}
+        self._clean_digests: set[str] = set()
+
+    @classmethod
+    def cache_fingerprint(cls, root: Path) -> str:
+        """The typos executable and the project's typos configuration decide the findings."""
+        parts = []
+        executable = find_typos()
+        if executable is not None:
+            status = executable.stat()
+            parts.append(f"{executable}:{status.st_size}:{status.st_mtime_ns}")
+        for name in (*TYPOS_CONFIG_NAMES, "pyproject.toml"):
+            try:
+                parts.append(hashlib.sha256((root / name).read_bytes()).hexdigest())
+            except OSError:
+                parts.append("-")
+        return f"{cls.CODE}:{'|'.join(parts)}"
+
+    def begin_batch(self, paths: Sequence[Path]) -> None:
+        """Run typos once over the batch; keep each file's misspellings by content."""
+        self._batch = {}
+        self._clean_digests = set()
+        found = run_typos_on_files(paths)
+        flagged: set[str] = set()
+        for path in paths:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue  # the engine reports the unreadable file
+            if data.startswith(b"\xef\xbb\xbf"):
+                continue  # typos' byte offsets and ours may differ: checked from text later
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue  # typos may skip it as binary: checked from text later
+            digest = _digest(text)
+            misspellings = found.get(path, [])
+            self._batch[path] = (digest, misspellings)
+            (flagged if misspellings else self._clean_digests).add(digest)
+        self._clean_digests -= flagged
+
+    def prefilter(self, text: str) -> bool:
+        return _digest(text) not in self._clean_digests
+
+    def check_file(self) -> None:
+        text = self.file.text
+        known = self._batch.get(self.file.path)
+        if known is not None and known[0] == _digest(text):
+            misspellings = known[1]
+        else:  # stdin, a file changed by a fix pass, or not plain UTF-8 on disk
+            misspellings = run_typos_on_text(self.file.path, text)
+        if misspellings:
+            placer = _Placer(self.file)
+            for misspelling in misspellings:
+                self._report(placer.place(misspelling))
+
+    def _report(self, placed: Placed) -> None:
+        correction = " or ".join(f"`{word}`" for word in placed.corrections) or "spelt otherwise"
+        message = self.MESSAGE.format(
+            typo=placed.typo, correction=correction, place=placed.place, note=placed.note
+        )
+        self.report((placed.start, placed.end), message, placed.fix)
+
+
+TYPOS_CONFIG_NAMES = ("typos.toml", "_typos.toml", ".typos.toml")
+"""typos' own configuration files, besides ``[tool.typos]`` in pyproject.toml."""
+
+
+@dataclass(frozen=True)
+class Misspelling:
+    """One typos finding: 1-based line, UTF-8 byte offset in that line, the word."""
+
+    line: int
+    byte_offset: int
+    typo: str
+    corrections: tuple[str, ...]
+
+
+def find_typos() -> Path | None:
+    """The typos executable beside the running Python (its venv), else on PATH."""
+    name = "typos.exe" if os.name == "nt" else "typos"
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return beside
+    found = shutil.which("typos")
+    return Path(found) if found is not None else None
+
+
+def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
+    """typos' findings for ``paths``, one typos run per typos configuration directory.
+
+    typos runs in the directory of the configuration that governs the files with
+    paths relative to it, so that its excludes apply (``--force-exclude``); files
+    no configuration governs are checked together, from their common directory.
+    """
+    roots: dict[Path, Path | None] = {}  # directory -> its typos root, looked up once
+    groups: dict[Path | None, list[Path]] = {}
+    for path in paths:
+        if path.parent not in roots:
+            roots[path.parent] = _typos_root(path.parent)
+        groups.setdefault(roots[path.parent], []).append(path)
+    found: dict[Path, list[Misspelling]] = {}
+    for root, group in groups.items():
+        if root is None:
+            root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
+        by_name = {_relative_to(path, root): path for path in group}
+        listing = "".join(name + "\n" for name in by_name)
+        for name, misspelling in _run_typos(["--file-list", "-"], root, listing):
+            if name in by_name:
+                found.setdefault(by_name[name], []).append(misspelling)
+    return found
+
+
+def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
+    """typos' findings for ``text`` as if it were the file ``path``, with its configuration."""
+    directory = Path(os.path.abspath(path)).parent
+    root = _typos_root(directory)
+    config = _typos_config(root) if root is not None else None
+    with tempfile.TemporaryDirectory(prefix="lint_rules-typos-") as scratch:
+        copy = Path(scratch) / (path.name if path.suffix in (".py", ".pyi") else "stdin.py")
+        copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+        arguments = [copy.name] if config is None else ["--config", str(config), copy.name]
+        return [found for _, found in _run_typos(arguments, Path(scratch), "")]
+
+
+def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[str, Misspelling]]:
+    executable = find_typos()
+    if executable is None:
+        raise ConfigError(
+            "LR004 needs the `typos` executable (PyPI package `typos`): not found beside"
+            f" {sys.executable} nor on PATH; install it or deselect LR004"
+        )
+    command = [str(executable), "--format", "json", "--force-exclude", "--no-check-filenames"]
+    try:
+        completed = subprocess.run(
+            [*command, *arguments], cwd=cwd, input=stdin.encode(), capture_output=True, check=False
+        )
+    except OSError as error:
+        raise ConfigError(f"LR004 cannot run typos ({executable}): {error}") from error
+    if completed.returncode not in (0, 2):  # 2: misspellings found
+        problem = completed.stderr.decode(errors="replace").strip() or "no message"
+        raise ConfigError(f"typos failed in {cwd} (exit {completed.returncode}): {problem}")
+    for raw in completed.stdout.decode(errors="replace").splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError as error:
+            raise ConfigError(f"typos printed something that is not JSON: {raw!r}") from error
+        if entry.get("type") == "typo" and "line_num" in entry:  # not a file name
+            corrections = tuple(str(word) for word in entry.get("corrections") or ())
+            yield (
+                str(entry["path"]),
+                Misspelling(
+                    int(entry["line_num"]), int(entry["byte_offset"]), entry["typo"], corrections
+                ),
+            )
+
+
+def _typos_root(directory: Path) -> Path | None:
+    """The nearest directory at or above ``directory`` holding a typos configuration."""
+    start = Path(os.path.abspath(directory))
+    for candidate in (start, *start.parents):
+        if _typos_config(candidate) is not None:
+            return candidate
+    return None
+
+
+def _typos_config(directory: Path) -> Path | None:
+    for name in TYPOS_CONFIG_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    pyproject = directory / "pyproject.toml"
+    try:
+        if "[tool.typos" in pyproject.read_text(encoding="utf-8", errors="replace"):
+            return pyproject
+    except OSError:
+        pass
+    return None
+
+
+def _relative_to(path: Path, root: Path) -> str:
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root)
+    return absolute if relative.startswith("..") else Path(relative).as_posix()
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A misspelling located in the file: where, what it is part of, and any fix."""
+
+    start: int
+    end: int
+    typo: str
+    corrections: tuple[str, ...]
+    place: str
+    note: str = ""
+    fix: Fix | None = None
+
+
+_STRING_BODY = re.compile(r"[A-Za-z]{0,2}('''|\"\"\"|'|\")(.*)\1", re.DOTALL)
+_FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", -1)  # Python 3.12+
+_STRING_TOKENS = (tokenize.STRING, _FSTRING_MIDDLE)
+_PLACED_TOKENS = (tokenize.COMMENT, tokenize.NAME, *_STRING_TOKENS)
+
+
+class _Placer:
+    """Locates misspellings in one file; the concrete syntax tree is built on demand."""
+
+    def __init__(self, file: FileContext) -> None:
+        self.file = file
+        self.text = text = file.text
+        self._range = file.node_range
+        self._names: _Names | None = None
+        self._definitions: dict[int, str] | None = None
+        self._imports: list[tuple[int, int]] = []
+        self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        """typos counts lines by LF only (Python also by a lone CR)."""
+        self.tokens = _tokens(text)
+        self.token_starts = [start for start, _, _ in self.tokens]
+        self.docstrings = sorted(_docstring_ranges(file.ast_tree, self._range))
+        self.strings: list[tuple[int, int, str]] = []
+        self.formatted_names: list[tuple[int, int]] = []
+        """Names inside f-string replacement fields: code, though tokenize (< 3.12) says string."""
+        for node in ast.walk(file.ast_tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.strings.append((*self._range(node), node.value))
+            elif isinstance(node, ast.FormattedValue):
+                self.formatted_names.extend(
+                    self._range(name) for name in ast.walk(node) if isinstance(name, ast.Name)
+                )
+        self.strings.sort()
+
+    def place(self, misspelling: Misspelling) -> Placed:
+        start = self._offset(misspelling)
+        end = start + len(misspelling.typo)
+        corrections = misspelling.corrections
+        if self.text[start:end] != misspelling.typo:  # typos' lines differ (e.g. lone \r)
+            note = "; not fixed: it could not be located exactly"
+            return Placed(start, start, misspelling.typo, corrections, "this file", note)
+        token = self._token_at(start, end)
+        kind = token[2] if token is not None else None
+        if kind == tokenize.COMMENT:
+            return self._word_fix(start, end, misspelling, "a comment")
+        name = next((r for r in self.formatted_names if r[0] <= start and end <= r[1]), None)
+        if name is not None:
+            return self._identifier(name[0], name[1], start, end, misspelling)
+        if kind in _STRING_TOKENS:
+            assert token is not None
+            if any(first <= token[0] and token[1] <= last for first, last in self.docstrings):
+                if _in_doctest(self.text, token[0], start):
+                    note = "; not fixed: a doctest's code and expected output are code"
+                    return Placed(start, end, misspelling.typo, corrections, "a doctest", note)
+                return self._word_fix(start, end, misspelling, "a docstring")
+            return self._string_constant(start, end, misspelling)
+        if kind == tokenize.NAME:
+            assert token is not None
+            return self._identifier(token[0], token[1], start, end, misspelling)
+        return Placed(start, end, misspelling.typo, corrections, "code", "; not fixed")
+
+    def _identifier(
+        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
+    ) -> Placed:
+        # Scope analysis (libcst) is slow; skip it when its answer cannot change the outcome.
+        old, typo, corrections = self.text[first:last], misspelling.typo, misspelling.corrections
+        if _ambiguous(misspelling):
+            return Placed(
+                start, end, typo, corrections, f"identifier `{old}`", _ambiguous(misspelling)
+            )
+        kind = None if _is_private(old) else self._public_site(first)
+        if kind is None:
+            return self._names_placer().identifier(first, last, start, end, misspelling)
+        new = old[: start - first] + corrections[0] + old[end - first :]
+        return Placed(start, end, typo, corrections, f"{kind} `{old}`", _public_note(old, new))
+
+    def _public_site(self, offset: int) -> str | None:
+        """The kind of a public definition or attribute at ``offset``, if it is one."""
+        if self._definitions is None:
+            self._definitions, self._imports = _public_definitions(
+                self.text, self.file.ast_tree, self._range
+            )
+        kind = self._definitions.get(offset)
+        if kind is not None:
+            return kind
+        if any(first <= offset < last for first, last in self._imports):
+            return None
+        before = offset - 1
+        while before >= 0 and self.text[before] in " \t":
+            before -= 1
+        return "attribute" if before >= 0 and self.text[before] == "." else None
+
+    def _word_fix(self, start: int, end: int, misspelling: Misspelling, place: str) -> Placed:
+        fix = None
+        note = _ambiguous(misspelling)
+        if not note:
+            fix = Fix((Edit(start, end, misspelling.corrections[0]),))
+        return Placed(start, end, misspelling.typo, misspelling.corrections, place, note, fix)
+
+    def _string_constant(self, start: int, end: int, misspelling: Misspelling) -> Placed:
+        note = "; not fixed: its value may be relied on"
+        constant = self._constant_at(start, end)
+        if constant is not None and not _ambiguous(misspelling):
+            first, last, value = constant
+            body = _STRING_BODY.fullmatch(self.text, first, last)
+            if body is not None and body.group(2) == value and value.isidentifier():
+                inner = start - body.start(2)
+                new = value[:inner] + misspelling.corrections[0] + value[inner + (end - start) :]
+                note += f"; to migrate it, {_renames_line(value, new)}"
+        place = "a string constant"
+        return Placed(start, end, misspelling.typo, misspelling.corrections, place, note)
+
+    def _constant_at(self, start: int, end: int) -> tuple[int, int, str] | None:
+        index = bisect.bisect_right(self.strings, (start, sys.maxsize, "")) - 1
+        while index >= 0:
+            first, last, value = self.strings[index]
+            if first <= start and end <= last:
+                return first, last, value
+            index -= 1
+        return None
+
+    def _names_placer(self) -> _Names:
+        if self._names is None:
+            values = [value for _, _, value in self.strings]
+            self._names = _Names(self.text, self.file.cst_wrapper, values)
+        return self._names
+
+    def _offset(self, misspelling: Misspelling) -> int:
+        starts = self.typos_line_starts
+        line = min(max(misspelling.line, 1), len(starts)) - 1
+        start = starts[line]
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        line_bytes = self.text[start:end].encode("utf-8", errors="surrogateescape")
+        prefix = line_bytes[: misspelling.byte_offset].decode("utf-8", errors="replace")
+        return start + len(prefix)
+
+    def _token_at(self, start: int, end: int) -> tuple[int, int, int] | None:
+        index = bisect.bisect_right(self.token_starts, start) - 1
+        if index >= 0 and end <= self.tokens[index][1]:
+            return self.tokens[index]
+        return None
+
+
+def _tokens(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, type) of the comment, string and name tokens, by character offset."""
+    # tokenize sees universal newlines; rows map back to ``text`` through its own line starts.
+    original_starts = [0, *(match.end() for match in re.finditer(r"\r\n?|\n", text))]
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+        if token.type in _PLACED_TOKENS:
+            (first_row, first_col), (last_row, last_col) = token.start, token.end
+            start = original_starts[first_row - 1] + first_col
+            end = original_starts[last_row - 1] + last_col
+            found.append((start, end, token.type))
+    return found
+
+
+def _docstring_ranges(
+    tree: ast.Module, node_range: Callable[[ast.AST], tuple[int, int]]
+) -> Iterator[tuple[int, int]]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                yield node_range(body[0].value)
+
+
+_DOCTEST_PROMPT = re.compile(r"\s*(>>>|\.\.\.)(\s|$)")
+
+
+def _in_doctest(text: str, string_start: int, offset: int) -> bool:
+    """Whether ``offset`` lies in a doctest example (prompt lines and their expected output)."""
+    lines = text[string_start:offset].split("\n")
+    for line in reversed(lines[:-1]):  # the lines above the misspelling's, nearest first
+        if not line.strip():
+            break  # a blank line ends an example's expected output
+        if _DOCTEST_PROMPT.match(line):
+            return True
+    return _DOCTEST_PROMPT.match(lines[-1]) is not None
+
+
+def _ambiguous(misspelling: Misspelling) -> str:
+    """Why a misspelling has no single correction, or "" if it has one."""
+    if not misspelling.corrections:
+        return "; not fixed: typos suggests no correction"
+    if len(misspelling.corrections) > 1:
+        return "; not fixed: typos suggests more than one correction"
+    return ""
+
+
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
+
+
+def _public_definitions(
+    text: str, tree: ast.Module, node_range: Callable[[ast.AST], tuple[int, int]]
+) -> tuple[dict[int, str], list[tuple[int, int]]]:
+    """Public definitions by the offset of their name, and the ranges of imports.
+
+    Public definitions: functions, classes and methods, and names assigned in a module
+    or class body (outside functions and comprehensions, which hold locals).
+    """
+    definitions: dict[int, str] = {}
+    imports: list[tuple[int, int]] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, inside a class body)
+    while stack:
+        node, in_class = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                imports.append(node_range(child))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not _is_private(child.name):
+                    kind = "class" if isinstance(child, ast.ClassDef) else "function"
+                    kind = "method" if in_class and kind == "function" else kind
+                    keyword_match = _DEFINITION.match(text, node_range(child)[0])
+                    if keyword_match is not None:
+                        definitions[keyword_match.end()] = f"public {kind}"
+                if isinstance(child, ast.ClassDef):
+                    stack.append((child, True))
+                continue  # a function's body holds locals: scope analysis decides those
+            if isinstance(child, ast.expr):
+                member = "public class member" if in_class else "public module member"
+                for name in _assigned_names(child):
+                    if not _is_private(name.id):
+                        definitions[node_range(name)[0]] = member
+            else:
+                stack.append((child, in_class))
+    return definitions, imports
+
+
+_LOCAL_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _assigned_names(expression: ast.expr) -> Iterator[ast.Name]:
+    """Names ``expression`` binds in the enclosing scope (not in a lambda or comprehension)."""
+    stack: list[ast.AST] = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node
+        elif not isinstance(node, _LOCAL_SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _public_note(old: str, new: str) -> str:
+    return f"; not fixed: renaming it breaks its users; to migrate it, {_renames_line(old, new)}"
+
+
+def _renames_line(old: str, new: str) -> str:
+    return f'add `{old} = "{new}"` to [tool.lint_rules.renames]'
+
+
+def _imported_without_alias(node: libcst.CSTNode, name: str) -> bool:
+    """Whether ``node`` imports ``name`` under the other module's own spelling."""
+    if not isinstance(node, (libcst.Import, libcst.ImportFrom)) or isinstance(
+        node.names, libcst.ImportStar
+    ):
+        return False
+    return any(
+        alias.asname is None and alias.evaluated_name.split(".")[0] == name for alias in node.names
+    )
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """What an identifier names: its kind, whether it is private, where it is bound."""
+
+    kind: str
+    private: bool
+    scope: Scope | None = None
+    class_node: libcst.ClassDef | None = None
+
+
+class _Names:
+    """Identifier placement and private renames, with libcst scope analysis."""
+
+    def __init__(
+        self, text: str, wrapper: libcst.MetadataWrapper, string_values: list[str]
+    ) -> None:
+        self.text = text
+        self.string_values = string_values
+        """The value of every string literal (f-strings: their literal parts)."""
+        # One call, so that libcst batches the providers that can share a traversal.
+        resolved = wrapper.resolve_many([ScopeProvider, ParentNodeProvider, PositionProvider])
+        self.scopes = cast("Mapping[libcst.CSTNode, Scope | None]", resolved[ScopeProvider])
+        self.parents = cast("Mapping[libcst.CSTNode, libcst.CSTNode]", resolved[ParentNodeProvider])
+        positions = cast("Mapping[libcst.CSTNode, CodeRange]", resolved[PositionProvider])
+        line_starts = [0, *(match.end() for match in re.finditer(r"\r\n?|\n", text))]
+        self.names: dict[int, libcst.Name] = {}
+        for node, where in positions.items():
+            if isinstance(node, libcst.Name):
+                self.names[line_starts[where.start.line - 1] + where.start.column] = node
+        self.offsets = {id(node): offset for offset, node in self.names.items()}
+
+    def identifier(
+        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
+    ) -> Placed:
+        """Place a misspelling (with exactly one correction) in the name at ``first:last``."""
+        old = self.text[first:last]
+        typo, corrections = misspelling.typo, misspelling.corrections
+        node = self.names.get(first)
+        if node is None:  # e.g. a name the parser and the tokenizer see differently
+            note = "; not fixed: it could not be located in the syntax tree"
+            return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
+        new = old[: start - first] + corrections[0] + old[end - first :]
+        binding = self._binding(node)
+        place = f"{binding.kind} `{old}`"
+        if not binding.private:
+            return Placed(start, end, typo, corrections, place, _public_note(old, new))
+        edits, refusal = self._rename(node, binding, old, new)
+        if refusal:
+            return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
+        return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
+
+    def _binding(self, node: libcst.Name) -> _Binding:
+        parent = self.parents[node]
+        name = node.value
+        if isinstance(parent, libcst.Attribute) and parent.attr is node:
+            owner = self._enclosing_class(node)
+            if _is_private(name) and owner is not None:
+                return _Binding("private class member", True, class_node=owner)
+            return _Binding("attribute", False)
+        if isinstance(parent, libcst.Arg) and parent.keyword is node:
+            return _Binding("keyword argument", False)
+        if not isinstance(parent, libcst.AsName) and self._in_import(node):
+            return _Binding("imported name", False)
+        scope = self._scope_of(node)
+        if scope is None:
+            return _Binding("name", False)
+        assignments = list(scope[name])
+        scopes = {id(assignment.scope): assignment.scope for assignment in assignments}
+        if len(scopes) != 1:
+            return _Binding("name", False)  # undefined, or bound in several places
+        bound = next(iter(scopes.values()))
+        if isinstance(bound, BuiltinScope):
+            return _Binding("builtin", False)
+        nodes = [a.node for a in assignments if isinstance(a, Assignment)]
+        if any(_imported_without_alias(node, name) for node in nodes):
+            return _Binding("imported name", False)
+        if isinstance(bound, GlobalScope):
+            if _is_private(name):
+                return _Binding("private module member", True, bound)
+            return _Binding(self._public_kind(nodes, "public module member"), False)
+        if isinstance(bound, ClassScope) and isinstance(bound.node, libcst.ClassDef):
+            if _is_private(name):
+                return _Binding("private class member", True, bound, bound.node)
+            return _Binding(self._public_kind(nodes, "public class member"), False)
+        parameters = [node for node in nodes if isinstance(node, libcst.Param)]
+        if not parameters:
+            return _Binding("local", True, bound)
+        function = bound.node if isinstance(bound, FunctionScope) else None
+        if self._parameter_is_private(parameters, function):
+            return _Binding("parameter", True, bound)
+        return _Binding("public parameter", False)
+
+    def _public_kind(self, nodes: Sequence[libcst.CSTNode], default: str) -> str:
+        for node in nodes:
+            if isinstance(node, libcst.FunctionDef):
+                return "public function" if default.endswith("module member") else "public method"
+            if isinstance(node, libcst.ClassDef):
+                return "public class"
+        return default
+
+    def _parameter_is_private(
+        self, parameters: list[libcst.Param], function: libcst.CSTNode | None
+    ) -> bool:
+        if not isinstance(function, libcst.FunctionDef):
+            return False  # a lambda's parameters can be passed by keyword
+        arguments = function.params
+        if all(
+            param in arguments.posonly_params
+            or param is arguments.star_arg
+            or param is arguments.star_kwarg
+            for param in parameters
+        ):
+            return True  # never passed by keyword
+        if _is_private(function.name.value):
+            return True
+        return isinstance(self.scopes.get(function), FunctionScope)  # a nested function
+
+    def _rename(
+        self, node: libcst.Name, binding: _Binding, old: str, new: str
+    ) -> tuple[list[Edit], str]:
+        if not new.isidentifier() or keyword.iskeyword(new):
+            return [], f"`{new}` is not an identifier"
+        if any(candidate.value == new for candidate in self.names.values()):
+            return [], f"`{new}` already exists in this file"
+        word = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)")
+        if any(word.search(value) for value in self.string_values):
+            return [], f"`{old}` also appears in a string (e.g. an annotation or `__all__`)"
+        targets: list[libcst.Name] = []
+        for candidate in self.names.values():
+            if candidate.value != old:
+                continue
+            parent = self.parents[candidate]
+            if isinstance(parent, libcst.Attribute) and parent.attr is candidate:
+                if binding.class_node is None:
+                    continue
+                if self._enclosing_class(candidate) is not binding.class_node:
+                    return [], f"`.{old}` is also used outside its class"
+                targets.append(candidate)
+                continue
+            if isinstance(parent, libcst.Arg) and parent.keyword is candidate:
+                return [], f"`{old}` is also passed as a keyword argument"
+            if not isinstance(parent, libcst.AsName) and self._in_import(candidate):
+                continue  # another module's name
+            candidate_binding = self._binding(candidate)
+            if binding.scope is not None:
+                same = candidate_binding.scope is binding.scope
+            else:  # a class member known from its attribute uses only
+                same = candidate_binding.class_node is binding.class_node
+            if same:
+                targets.append(candidate)
+        edits = []
+        for target in targets:
+            offset = self.offsets[id(target)]
+            if self.text[offset : offset + len(old)] != old:
+                return [], "the name could not be located exactly"
+            edits.append(Edit(offset, offset + len(old), new))
+        return sorted(edits, key=lambda edit: edit.start), ""
+
+    def _scope_of(self, node: libcst.CSTNode) -> Scope | None:
+        current: libcst.CSTNode | None = node
+        while current is not None:
+            scope = self.scopes.get(current)
+            if scope is not None:
+                return scope
+            current = self.parents.get(current)
+        return None
+
+    def _in_import(self, node: libcst.CSTNode) -> bool:
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, (libcst.Import, libcst.ImportFrom)):
+                return True
+            if isinstance(current, (libcst.BaseSmallStatement, libcst.BaseStatement)):
+                return False
+            current = self.parents.get(current)
+        return False
+
+    def _enclosing_class(self, node: libcst.CSTNode) -> libcst.ClassDef | None:
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, libcst.ClassDef):
+                return current
+            current = self.parents.get(current)
+        return None
