@@ -190,21 +190,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
 
-    client = None
+    translator = None
     if needs_model:
-        from openai import AsyncOpenAI
-
+        try:
+            from openai import AsyncOpenAI
+        except ImportError:
+            print(
+                'error: the openai package is missing: pip install "agent-sessions[openai]"',
+                file=sys.stderr,
+            )
+            return 2
         client = AsyncOpenAI(
             api_key=api_key,
             base_url=os.environ.get("OPENAI_BASE_URL") or None,
             max_retries=0,  # retries are ours: see PageTranslator.translate
             timeout=REQUEST_TIMEOUT,
         )
-    translator = (
-        PageTranslator(client, model=os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL)
-        if client is not None
-        else None
-    )
+        translator = PageTranslator(client, model=os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL)
     failures = asyncio.run(run_plans(plans, translator, jobs=args.jobs))
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
