@@ -34,6 +34,7 @@ import asyncio
 import hashlib
 import json
 import os
+import posixpath
 import random
 import re
 import sys
@@ -124,7 +125,10 @@ MAX_HONOURED_RETRY_AFTER: Final = 60.0
 MAX_BACKOFF: Final = 60.0
 REQUEST_TIMEOUT: Final = 600.0
 MANIFEST_NAME: Final = ".translation-manifest.json"
-SOURCE_SUBDIRS_SKIPPED: Final = ("scripts",)
+NOT_PAGES: Final = ("scripts",)
+# The API reference is rendered from the English docstrings: translating its pages would
+# only duplicate it. Translated pages link to the English reference instead.
+UNTRANSLATED: Final = ("ref",)
 DOCS_DIR: Final = Path(__file__).resolve().parent.parent
 
 
@@ -257,7 +261,7 @@ def plan_language(docs_dir: Path, language: Language, *, force_all: bool) -> Lan
     """Compare the English pages with the language's manifest."""
     plan = LanguagePlan(language=language, docs_dir=docs_dir)
     manifest = Manifest.load(plan.target_dir / MANIFEST_NAME)
-    sources = english_pages(docs_dir)
+    sources = [page for page in english_pages(docs_dir) if not is_untranslated(page)]
     for path in sources:
         source_hash = hashlib.sha256((docs_dir / path).read_bytes()).hexdigest()
         recorded = manifest.pages.get(path)
@@ -276,9 +280,14 @@ def plan_language(docs_dir: Path, language: Language, *, force_all: bool) -> Lan
     return plan
 
 
+def is_untranslated(page: str) -> bool:
+    """Whether the page (relative to the docs folder) stays English-only."""
+    return page.split("/", 1)[0] in UNTRANSLATED
+
+
 def english_pages(docs_dir: Path) -> list[str]:
     """The English Markdown pages, relative to ``docs_dir``, sorted."""
-    skipped = {*LANGUAGES, *SOURCE_SUBDIRS_SKIPPED}
+    skipped = {*LANGUAGES, *NOT_PAGES}
     pages = []
     for page in docs_dir.rglob("*.md"):
         relative = page.relative_to(docs_dir)
@@ -347,6 +356,7 @@ async def translate_page(
         raise TranslationError(f"the English page is not UTF-8 ({error})") from error
     front_matter, body = split_front_matter(source)
     protected = protect(body)
+    protected.originals = [link_to_english(markup, change.path) for markup in protected.originals]
     reply = await translator.translate(protected.text, plan.language)
     translated_body = protected.restore(strip_wrapping_fence(reply))
     page = translated_front_matter(front_matter, change.path) + translated_body
@@ -582,6 +592,23 @@ def _indented_block_end(lines: Sequence[str], start: int, indent: int) -> int:
             break
         end = index
     return end
+
+
+_PAGE_LINK: Final = re.compile(
+    r"^(?P<opening>\(|\[[^\]]+\]:[ \t]+)(?P<target>[^\s()#:]+\.md)(?P<rest>.*)$", re.DOTALL
+)
+
+
+def link_to_english(markup: str, page: str) -> str:
+    """``markup`` (a protected link target) pointing at the English page when it links to
+    an untranslated one: the translation of ``page`` sits one folder deeper."""
+    match = _PAGE_LINK.match(markup)
+    if not match or match["target"].startswith("/"):
+        return markup
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(page), match["target"]))
+    if not is_untranslated(target):
+        return markup
+    return f"{match['opening']}../{match['target']}{match['rest']}"
 
 
 def split_front_matter(page: str) -> tuple[str, str]:

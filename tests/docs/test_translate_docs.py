@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,12 +22,21 @@ from typing import Any
 import pytest
 import translate_docs
 import yaml  # type: ignore[import-untyped]
+from mkdocs.commands.build import build as mkdocs_build
+from mkdocs.config import load_config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = REPO_ROOT / "docs" / "scripts" / "translate_docs.py"
 
 # A reply is the translated text, or an HTTP status to fail with.
 Responder = Callable[[str], "str | int"]
+
+
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client killed mid-request (the crash test) is expected here
 
 
 class FakeChatCompletions:
@@ -42,8 +52,7 @@ class FakeChatCompletions:
         self.max_in_flight = 0
         self.delay = 0.0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
+        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -155,7 +164,8 @@ title: Sessions
 ---
 # Sessions
 
-A session keeps `get_items()` history; see [the protocol](ref/protocol.md#session).
+A session keeps `get_items()` history; see [the protocol](guide/protocol.md#session)
+and [its reference](ref/api.md#session).
 
 !!! note "Why a protocol?"
     Any storage can implement it.
@@ -166,8 +176,9 @@ A session keeps `get_items()` history; see [the protocol](ref/protocol.md#sessio
 PAGES = {
     "index.md": "# Welcome\n\nStart with [sessions](sessions.md).\n",
     "sessions.md": SESSIONS_PAGE,
-    "ref/protocol.md": "# Protocol\n\n::: agent_sessions.protocol\n",
+    "guide/protocol.md": "# Protocol\n\n::: agent_sessions.protocol\n",
 }
+REFERENCE_PAGE = "ref/api.md"  # the API reference stays English-only
 
 
 @pytest.fixture
@@ -175,6 +186,7 @@ def docs(tmp_path: Path) -> Path:
     docs_dir = tmp_path / "docs"
     for path, text in PAGES.items():
         write(docs_dir / path, text)
+    write(docs_dir / REFERENCE_PAGE, "# API\n\n::: agent_sessions.protocol\n")
     write(docs_dir / "scripts" / "notes.md", "scripts are not pages\n")
     return docs_dir
 
@@ -217,6 +229,7 @@ def test_first_run_translates_every_page_and_records_its_source_hash(
     assert "# WELCOME" in (docs / "ja" / "index.md").read_text()
     assert manifest(docs) == {path: source_hash(docs, path) for path in PAGES}
     assert not (docs / "ja" / "scripts").exists()
+    assert not (docs / "ja" / "ref").exists()
 
 
 def test_second_run_sends_nothing_when_no_page_changed(
@@ -263,12 +276,12 @@ def test_deleted_page_removes_its_translation_and_manifest_entry(
 ) -> None:
     run(docs)
     server.requests.clear()
-    (docs / "ref" / "protocol.md").unlink()
+    (docs / "guide" / "protocol.md").unlink()
 
     assert run(docs) == 0
 
     assert server.requests == []
-    assert not (docs / "ja" / "ref").exists()
+    assert not (docs / "ja" / "guide").exists()
     assert set(manifest(docs)) == {"index.md", "sessions.md"}
 
 
@@ -295,8 +308,8 @@ def test_dry_run_lists_what_would_be_sent_and_needs_no_key(
 
     out = capsys.readouterr().out.splitlines()
     assert out == [
+        "ja: translate guide/protocol.md (new)",
         "ja: translate index.md (new)",
-        "ja: translate ref/protocol.md (new)",
         "ja: translate sessions.md (new)",
     ]
     assert server.requests == []
@@ -354,12 +367,21 @@ def test_inline_code_links_markers_and_directives_never_reach_the_model(
     run(docs)
 
     sent = "\n".join(server.pages_sent())
-    for markup in ("get_items", "ref/protocol.md", "!!! note", "agent_sessions.protocol"):
+    for markup in ("get_items", "guide/protocol.md", "!!! note", "agent_sessions.protocol"):
         assert markup not in sent
     translated = (docs / "ja" / "sessions.md").read_text()
-    assert "[THE PROTOCOL](ref/protocol.md#session)" in translated
+    assert "[THE PROTOCOL](guide/protocol.md#session)" in translated
     assert '!!! note "WHY A PROTOCOL?"\n    ANY STORAGE CAN IMPLEMENT IT.' in translated
-    assert "::: agent_sessions.protocol" in (docs / "ja" / "ref" / "protocol.md").read_text()
+    assert "::: agent_sessions.protocol" in (docs / "ja" / "guide" / "protocol.md").read_text()
+
+
+def test_links_to_the_untranslated_reference_lead_to_the_english_pages(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+
+    translated = (docs / "ja" / "sessions.md").read_text()
+    assert "[ITS REFERENCE](../ref/api.md#session)" in translated
 
 
 def test_front_matter_is_kept_and_translations_are_excluded_from_search(
@@ -474,7 +496,7 @@ def test_persistent_server_error_fails_only_that_page(
     attempts = [page for page in server.pages_sent() if page.startswith("# Sessions")]
     assert len(attempts) == translate_docs.MAX_ATTEMPTS
     assert not (docs / "ja" / "sessions.md").exists()
-    assert set(manifest(docs)) == {"index.md", "ref/protocol.md"}
+    assert set(manifest(docs)) == {"guide/protocol.md", "index.md"}
 
 
 def test_client_error_is_not_retried(
@@ -527,14 +549,14 @@ def test_killed_run_leaves_whole_pages_and_a_manifest_that_describes_them(
         release.set()
 
     written = {p.relative_to(docs / "ja").as_posix() for p in (docs / "ja").rglob("*.md")}
-    assert written == {"index.md"}  # pages go in sorted order; the second never came back
-    assert manifest(docs) == {"index.md": source_hash(docs, "index.md")}
+    assert written == {"guide/protocol.md"}  # pages go in sorted order; the second hung
+    assert manifest(docs) == {"guide/protocol.md": source_hash(docs, "guide/protocol.md")}
     server.respond = str.upper
     server.requests.clear()
 
     assert run(docs) == 0
 
-    assert sent_markers(server) == ["# Protocol", "# Sessions"]
+    assert sent_markers(server) == ["# Sessions", "# Welcome"]
 
 
 def test_leftover_temporary_files_of_a_killed_run_are_removed(
@@ -586,3 +608,25 @@ def test_workflow_runs_this_script() -> None:
     workflow_text = (REPO_ROOT / ".github/workflows/translate-docs.yml").read_text()
 
     assert "python docs/scripts/translate_docs.py" in workflow_text
+
+
+# --- the translated site --------------------------------------------------------------------
+
+
+def test_translated_pages_build_with_the_site_and_stay_out_of_search(
+    tmp_path: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    docs_copy = tmp_path / "docs"
+    shutil.copytree(REPO_ROOT / "docs", docs_copy, ignore=shutil.ignore_patterns("ja"))
+    assert run(docs_copy) == 0
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text(f"INHERIT: {REPO_ROOT / 'mkdocs.yml'}\ndocs_dir: {docs_copy}\n")
+    site_dir = tmp_path / "site"
+
+    mkdocs_build(load_config(str(config_file), strict=True, site_dir=str(site_dir)))
+
+    assert "GETTING STARTED" in (site_dir / "ja" / "getting_started" / "index.html").read_text()
+    search_index = json.loads((site_dir / "search" / "search_index.json").read_text())
+    assert not [
+        doc["location"] for doc in search_index["docs"] if doc["location"].startswith("ja/")
+    ]
