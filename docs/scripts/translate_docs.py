@@ -8,7 +8,8 @@ Usage (from the repository root)::
     python docs/scripts/translate_docs.py --lang ja  # one language of the table
 
 English pages are the Markdown files under ``docs/`` (outside the language folders and
-``docs/scripts/``). Each language's translations live in ``docs/<code>/`` beside a checked-in
+``docs/scripts/``). The API reference (``docs/ref/``) is rendered from English docstrings
+and is not translated: translated pages link to the English one. Each language's translations live in ``docs/<code>/`` beside a checked-in
 manifest, ``docs/<code>/.translation-manifest.json``, that maps every translated page to the
 SHA-256 of the English source it was made from. A run sends only pages whose source hash
 differs from the manifest (or whose translation is missing) and deletes translations whose
