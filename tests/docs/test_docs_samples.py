@@ -12,6 +12,8 @@ import ast
 import functools
 import inspect
 import re
+import subprocess
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,3 +179,27 @@ class TestInProcessSessionOfTheDocsKeepsTheContract(SessionConformance):
         session_class = docs_class("sessions.md", "InProcessSession")
         session: Session = session_class(session_id, session_settings)
         return session
+
+
+@pytest.mark.parametrize("samples", PAGES, ids=[samples.page for samples in PAGES])
+def test_samples_pass_the_lint_rules(samples: PageSamples) -> None:
+    # The page's script on stdin, reported under the page's name and lines, with the
+    # project's configuration (renamed names, Literal event names) from the repository root.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lint_rules",
+            "check",
+            "--stdin-filename",
+            f"docs/{samples.page}",
+            "-",
+        ],
+        input=samples.script(for_execution=False),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
