@@ -9,11 +9,12 @@ Usage (from the repository root)::
 
 English pages are the Markdown files under ``docs/`` (outside the language folders and
 ``docs/scripts/``). The API reference (``docs/ref/``) is rendered from English docstrings
-and is not translated: translated pages link to the English one. Each language's translations live in ``docs/<code>/`` beside a checked-in
-manifest, ``docs/<code>/.translation-manifest.json``, that maps every translated page to the
-SHA-256 of the English source it was made from. A run sends only pages whose source hash
-differs from the manifest (or whose translation is missing) and deletes translations whose
-English page is gone.
+and is not translated: translated pages link to the English one. Each language's
+translations live in ``docs/<code>/`` beside a checked-in manifest,
+``docs/<code>/.translation-manifest.json``, that maps every translated page to the SHA-256
+of the English source it was made from. A run sends only pages whose source hash differs
+from the manifest (or whose translation is missing) and deletes translations whose English
+page is gone.
 
 The model sees prose only: front matter, fenced code blocks, inline code, link targets,
 admonition markers, snippet and mkdocstrings directives, HTML comments and URLs are replaced
