@@ -124,6 +124,7 @@ MAX_ATTEMPTS: Final = 6
 # Retry-After values above this are not honoured (we fall back to our own backoff): a
 # server asking for minutes is better answered by failing the page and running again later.
 MAX_HONOURED_RETRY_AFTER: Final = 60.0
+RETRY_BASE_DELAY: Final = 1.0
 MAX_BACKOFF: Final = 60.0
 REQUEST_TIMEOUT: Final = 600.0
 MANIFEST_NAME: Final = ".translation-manifest.json"
@@ -227,7 +228,7 @@ class PageChange:
     """One English page to translate, with the hash of the source being translated."""
 
     path: str
-    """Relative to the docs folder, with forward slashes (e.g. ``ref/session.md``)."""
+    """Relative to the docs folder, with forward slashes (e.g. ``guide/sessions.md``)."""
     source_hash: str
     reason: str
 
@@ -368,10 +369,9 @@ async def translate_page(
 class PageTranslator:
     """Sends protected page text to a Chat Completions endpoint, retrying transient errors."""
 
-    def __init__(self, client: AsyncOpenAI, *, model: str, retry_base_delay: float = 1.0) -> None:
+    def __init__(self, client: AsyncOpenAI, *, model: str) -> None:
         self.client = client
         self.model = model
-        self.retry_base_delay = retry_base_delay
 
     async def translate(self, text: str, language: Language) -> str:
         """The model's reply for ``text``; retries 429, 5xx and connection errors."""
@@ -393,12 +393,12 @@ class PageTranslator:
                         f"the model endpoint answered {error.status_code}: {error.message}"
                     ) from error
                 retry_after = parse_retry_after(error.response.headers)
-                await asyncio.sleep(retry_delay(attempt, retry_after, self.retry_base_delay))
+                await asyncio.sleep(retry_delay(attempt, retry_after))
                 continue
             except openai.APIConnectionError as error:
                 if attempt == MAX_ATTEMPTS - 1:
                     raise TranslationError(f"cannot reach the model endpoint: {error}") from error
-                await asyncio.sleep(retry_delay(attempt, None, self.retry_base_delay))
+                await asyncio.sleep(retry_delay(attempt, None))
                 continue
             content = completion.choices[0].message.content if completion.choices else None
             if not content:
@@ -407,15 +407,16 @@ class PageTranslator:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def retry_delay(attempt: int, retry_after: float | None, base_delay: float) -> float:
+def retry_delay(attempt: int, retry_after: float | None) -> float:
     """Seconds to wait before retry number ``attempt + 1``.
 
     A small Retry-After from the server wins; otherwise exponential backoff from
-    ``base_delay`` (doubling per attempt, capped at MAX_BACKOFF) with jitter in [50%, 100%].
+    RETRY_BASE_DELAY (doubling per attempt, capped at MAX_BACKOFF) with jitter in
+    [50%, 100%], so that parallel pages do not retry in lockstep.
     """
     if retry_after is not None and 0 <= retry_after <= MAX_HONOURED_RETRY_AFTER:
         return retry_after
-    return min(base_delay * 2.0**attempt, MAX_BACKOFF) * random.uniform(0.5, 1.0)
+    return min(RETRY_BASE_DELAY * 2.0**attempt, MAX_BACKOFF) * random.uniform(0.5, 1.0)
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

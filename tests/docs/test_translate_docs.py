@@ -571,18 +571,19 @@ def test_leftover_temporary_files_of_a_killed_run_are_removed(
 
 
 def test_retry_delay_honours_a_small_retry_after() -> None:
-    assert translate_docs.retry_delay(3, 2.5, base_delay=1.0) == 2.5
+    assert translate_docs.retry_delay(3, 2.5) == 2.5
 
 
 def test_retry_delay_ignores_a_large_retry_after_and_backs_off_exponentially() -> None:
-    delays = [translate_docs.retry_delay(attempt, 3600.0, base_delay=1.0) for attempt in range(4)]
+    delays = [translate_docs.retry_delay(attempt, 3600.0) for attempt in range(4)]
 
     for attempt, delay in enumerate(delays):
-        assert 0.5 * 2**attempt <= delay <= 2**attempt
+        base = translate_docs.RETRY_BASE_DELAY * 2**attempt
+        assert 0.5 * base <= delay <= base
 
 
 def test_retry_delay_is_capped() -> None:
-    assert translate_docs.retry_delay(30, None, base_delay=1.0) <= translate_docs.MAX_BACKOFF
+    assert translate_docs.retry_delay(30, None) <= translate_docs.MAX_BACKOFF
 
 
 def test_retry_after_is_read_in_milliseconds_or_seconds() -> None:
