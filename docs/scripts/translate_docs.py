@@ -41,6 +41,7 @@ import random
 import re
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -471,6 +472,8 @@ _ADMONITION_MARKER: Final = re.compile(
     r"^(?P<indent>[ \t]*)(?P<marker>(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+[\w-]+)*)"
 )
 _REFERENCE_DEFINITION: Final = re.compile(r"^(?P<indent> {0,3})(?P<body>\[[^\]]+\]:[ \t]+\S.*)$")
+_ATX_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>.*?)(?:[ \t]+#+)?[ \t]*$")
+_EXPLICIT_ANCHOR: Final = re.compile(r"\{[^}\n]*#[^}\n]*\}[ \t]*$")
 # One alternation, applied left to right, so that whichever construct starts first wins
 # (a comment inside inline code stays inside it, and the reverse).
 _INLINE_MARKUP: Final = re.compile(
@@ -527,8 +530,10 @@ def protect(body: str) -> ProtectedText:
     Protected: fenced code blocks (at any indentation), mkdocstrings (``:::``) and snippet
     (``--8<--``) directives with their indented options, admonition markers (the title
     stays translatable), reference definitions, HTML comments, inline code, link targets,
-    reference labels, URLs and attribute lists. Indented (unfenced) code blocks are not
-    recognised: write code in fences. A page containing placeholder-like text is refused.
+    reference labels, URLs and attribute lists. ATX headings (``## Title``) get their
+    English anchor as an explicit ``{ #id }``, so that links into the page keep working.
+    Indented (unfenced) code blocks are not recognised: write code in fences. A page
+    containing placeholder-like text is refused.
     """
     if literal := PLACEHOLDER.search(body):
         raise TranslationError(
@@ -536,6 +541,7 @@ def protect(body: str) -> ProtectedText:
             "which the translation could not tell from its own placeholders"
         )
     originals: list[str] = []
+    anchors: set[str] = set()
 
     def hold(markup: str) -> str:
         originals.append(markup)
@@ -563,7 +569,12 @@ def protect(body: str) -> ProtectedText:
             out.append(block_start["indent"] + hold(block_content) + trailing)
             index = end + 1
             continue
-        if reference := _REFERENCE_DEFINITION.match(content):
+        heading = _ATX_HEADING.match(content)
+        if heading and not _EXPLICIT_ANCHOR.search(content):
+            # The English anchor, made explicit, so links into the translation still land.
+            anchor = hold(f"{{ #{heading_anchor(heading['text'], anchors)} }}")
+            out.append(f"{content} {anchor}{newline}")
+        elif reference := _REFERENCE_DEFINITION.match(content):
             out.append(reference["indent"] + hold(reference["body"]) + newline)
         elif admonition := _ADMONITION_MARKER.match(content):
             out.append(admonition["indent"] + hold(admonition["marker"]) + line[admonition.end() :])
@@ -573,6 +584,20 @@ def protect(body: str) -> ProtectedText:
 
     text = _INLINE_MARKUP.sub(lambda m: hold(m.group(0)), "".join(out))
     return ProtectedText(text=text, originals=originals)
+
+
+def heading_anchor(text: str, taken: set[str]) -> str:
+    """The id Python-Markdown's ``toc`` extension gives a heading of ``text`` (its default
+    slugify on the text without inline markup), unique among ``taken`` (updated)."""
+    plain = re.sub(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])", r"\1", text)  # links: their text
+    plain = re.sub(r"[`*]", "", plain)  # code spans and emphasis: their content
+    ascii_text = unicodedata.normalize("NFKD", plain).encode("ascii", "ignore").decode("ascii")
+    anchor = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", ascii_text).strip().lower())
+    while not anchor or anchor in taken:
+        numbered = re.fullmatch(r"(.*)_(\d+)", anchor)
+        anchor = f"{numbered[1]}_{int(numbered[2]) + 1}" if numbered else f"{anchor}_1"
+    taken.add(anchor)
+    return anchor
 
 
 def _fence_end(lines: Sequence[str], start: int, opening: str) -> int:

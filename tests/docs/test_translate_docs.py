@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -112,6 +113,12 @@ class FakeChatCompletions:
         return Handler
 
 
+def reverse_every_word(text: str) -> str:
+    """A "translation" that changes every word (and so every heading's own anchor) but
+    leaves placeholders alone."""
+    return re.sub(r"(?<!@@)\b[A-Za-z]{2,}\b", lambda word: word[0][::-1], text)
+
+
 def completion(model: str, content: str) -> dict[str, Any]:
     return {
         "id": "chatcmpl-test",
@@ -211,8 +218,10 @@ def source_hash(docs_dir: Path, path: str) -> str:
 
 
 def sent_markers(server: FakeChatCompletions) -> list[str]:
-    """The first heading of every page sent, to tell which pages were sent."""
-    return sorted(page.splitlines()[0] for page in server.pages_sent())
+    """The first heading of every page sent (without its anchor's placeholder), to tell
+    which pages were sent."""
+    first_lines = (page.splitlines()[0] for page in server.pages_sent())
+    return sorted(translate_docs.PLACEHOLDER.sub("", line).strip() for line in first_lines)
 
 
 # --- incremental --------------------------------------------------------------------------
@@ -382,6 +391,21 @@ def test_links_to_the_untranslated_reference_lead_to_the_english_pages(
     assert "[ITS REFERENCE](../ref/api.md#session)" in translated
 
 
+def test_headings_keep_their_english_anchors(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    write(
+        docs / "index.md", "# Welcome\n\n## The `Session` protocol\n\n## Overview\n\n## Overview\n"
+    )
+    server.respond = reverse_every_word
+
+    assert run(docs) == 0
+
+    translated = (docs / "ja" / "index.md").read_text()
+    for anchor in ("welcome", "the-session-protocol", "overview", "overview_1"):
+        assert f"{{ #{anchor} }}" in translated
+
+
 def test_front_matter_is_kept_and_translations_are_excluded_from_search(
     docs: Path, server: FakeChatCompletions, env: dict[str, str]
 ) -> None:
@@ -445,7 +469,7 @@ def test_reply_wrapped_in_a_code_fence_is_unwrapped(
     assert (
         (docs / "ja" / "index.md")
         .read_text()
-        .endswith("# WELCOME\n\nSTART WITH [SESSIONS](sessions.md).\n")
+        .endswith("# WELCOME { #welcome }\n\nSTART WITH [SESSIONS](sessions.md).\n")
     )
 
 
@@ -617,6 +641,7 @@ def test_translated_pages_build_with_the_site_and_stay_out_of_search(
 ) -> None:
     docs_copy = tmp_path / "docs"
     shutil.copytree(REPO_ROOT / "docs", docs_copy, ignore=shutil.ignore_patterns("ja"))
+    server.respond = reverse_every_word  # links into translated headings must still land
     assert run(docs_copy) == 0
     config_file = tmp_path / "mkdocs.yml"
     config_file.write_text(f"INHERIT: {REPO_ROOT / 'mkdocs.yml'}\ndocs_dir: {docs_copy}\n")
@@ -633,7 +658,7 @@ def test_translated_pages_build_with_the_site_and_stay_out_of_search(
 
     assert build.returncode == 0, build.stderr
 
-    assert "GETTING STARTED" in (site_dir / "ja" / "getting_started" / "index.html").read_text()
+    assert "gnitteG detrats" in (site_dir / "ja" / "getting_started" / "index.html").read_text()
     search_index = json.loads((site_dir / "search" / "search_index.json").read_text())
     assert not [
         doc["location"] for doc in search_index["docs"] if doc["location"].startswith("ja/")
