@@ -56,3 +56,10 @@ def test_api_reference_is_generated_from_docstrings(site: Path) -> None:
     page = (site / "ref" / "protocol" / "index.html").read_text(encoding="utf-8")
 
     assert "Return the latest" in page  # from Session.get_items' docstring
+
+
+def test_sphinx_roles_in_docstrings_become_links(site: Path) -> None:
+    page = (site / "ref" / "runner" / "index.html").read_text(encoding="utf-8")
+
+    assert ":class:" not in page
+    assert 'href="../protocol/#agent_sessions.protocol.Session"><code>Session</code></a>' in page
