@@ -592,6 +592,20 @@ def test_leftover_temporary_files_of_a_killed_run_are_removed(
     assert not leftover.exists()
 
 
+def test_atomic_write_that_fails_leaves_the_old_file_and_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "page.md"
+    target.mkdir()  # a rename onto a directory fails, as a full disk or a crash would
+    (target / "old.md").write_text("old")
+
+    with pytest.raises(IsADirectoryError):
+        translate_docs.write_atomically(target, b"new page")
+
+    assert (target / "old.md").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]
+
+
 def test_retry_delay_honours_a_small_retry_after() -> None:
     assert translate_docs.retry_delay(3, 2.5) == 2.5
 
