@@ -62,6 +62,11 @@ class PageSamples:
 
 def python_blocks(page: str) -> PageSamples:
     """The ```python blocks of a page under docs/, in order."""
+    return code_blocks(page, "python")
+
+
+def code_blocks(page: str, language: str) -> PageSamples:
+    """The code blocks of ``language`` in a page under docs/, in order."""
     samples = PageSamples(page)
     lines = (DOCS_DIR / page).read_text(encoding="utf-8").splitlines()
     index = 0
@@ -77,7 +82,7 @@ def python_blocks(page: str) -> PageSamples:
         end = index + 1
         while end < len(lines) and not lines[end].strip().startswith(fence):
             end += 1
-        if opening["lang"] == "python":
+        if opening["lang"] == language:
             body = "\n".join(line[len(indent) :] for line in lines[index + 1 : end])
             samples.blocks.append(
                 Block(
@@ -208,3 +213,21 @@ def test_samples_pass_the_lint_rules(samples: PageSamples) -> None:
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_lint_configuration_of_the_docs_is_accepted_and_applied(tmp_path: Path) -> None:
+    (configuration,) = code_blocks("lint.md", "toml").blocks
+    (tmp_path / "pyproject.toml").write_text(configuration.code, encoding="utf-8")
+    (tmp_path / "example.py").write_text('event_name = "handoff_occured"\n', encoding="utf-8")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "lint_rules", "check", "--no-cache", "example.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    # 2 would be a configuration error; 1 is the finding that the example's rename causes.
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "LR001" in result.stdout
