@@ -1,0 +1,679 @@
+"""docs/scripts/translate_docs.py against a loopback server that speaks Chat Completions.
+
+The server "translates" by upper-casing the page it receives: placeholders (@@P0@@) survive
+that, and any lower-case text in a translated page proves it never went to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import translate_docs
+import yaml  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = REPO_ROOT / "docs" / "scripts" / "translate_docs.py"
+
+# A reply is the translated text, or an HTTP status to fail with.
+Responder = Callable[[str], "str | int"]
+
+
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client killed mid-request (the crash test) is expected here
+
+
+class FakeChatCompletions:
+    """POST /v1/chat/completions on 127.0.0.1: records every request, replies via ``respond``.
+
+    Errors carry ``Retry-After: 0`` so that retries in tests do not wait.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.respond: Responder = str.upper
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.delay = 0.0
+        self._lock = threading.Lock()
+        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def pages_sent(self) -> list[str]:
+        """The user message (the protected page text) of every request, in arrival order."""
+        return [request["messages"][-1]["content"] for request in self.requests]
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with fake._lock:
+                    fake.requests.append(body)
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    time.sleep(fake.delay)
+                    if self.path != "/v1/chat/completions":
+                        self._send(404, {"error": {"message": f"no route {self.path}"}})
+                        return
+                    reply = fake.respond(body["messages"][-1]["content"])
+                    if isinstance(reply, int):
+                        error = {"message": f"scripted {reply}", "type": "test", "code": None}
+                        self._send(reply, {"error": error})
+                        return
+                    self._send(200, completion(body["model"], reply))
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status >= 400:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+def reverse_every_word(text: str) -> str:
+    """A "translation" that changes every word (and so every heading's own anchor) but
+    leaves placeholders alone."""
+    return re.sub(r"(?<!@@)\b[A-Za-z]{2,}\b", lambda word: word[0][::-1], text)
+
+
+def completion(model: str, content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+@pytest.fixture
+def server() -> Iterator[FakeChatCompletions]:
+    fake = FakeChatCompletions()
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def env(server: FakeChatCompletions, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_MODEL": "test-model",
+        "NO_PROXY": "127.0.0.1",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+CODE_BLOCK = """\
+```python
+session = SQLiteSession("user_123", "conversations.db")  # kept as is
+print(session.session_id)
+```"""
+
+SESSIONS_PAGE = f"""\
+---
+title: Sessions
+---
+# Sessions
+
+A session keeps `get_items()` history; see [the protocol](guide/protocol.md#session)
+and [its reference](ref/api.md#session).
+
+!!! note "Why a protocol?"
+    Any storage can implement it.
+
+{CODE_BLOCK}
+"""
+
+PAGES = {
+    "index.md": "# Welcome\n\nStart with [sessions](sessions.md).\n",
+    "sessions.md": SESSIONS_PAGE,
+    "guide/protocol.md": "# Protocol\n\n::: agent_sessions.protocol\n",
+}
+REFERENCE_PAGE = "ref/api.md"  # the API reference stays English-only
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    docs_dir = tmp_path / "docs"
+    for path, text in PAGES.items():
+        write(docs_dir / path, text)
+    write(docs_dir / REFERENCE_PAGE, "# API\n\n::: agent_sessions.protocol\n")
+    write(docs_dir / "scripts" / "notes.md", "scripts are not pages\n")
+    return docs_dir
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def run(docs_dir: Path, *args: str) -> int:
+    return translate_docs.main(["--docs-dir", str(docs_dir), *args])
+
+
+def manifest(docs_dir: Path) -> dict[str, str]:
+    data = json.loads((docs_dir / "ja" / ".translation-manifest.json").read_text())
+    pages: dict[str, str] = data["pages"]
+    return pages
+
+
+def source_hash(docs_dir: Path, path: str) -> str:
+    import hashlib
+
+    return hashlib.sha256((docs_dir / path).read_bytes()).hexdigest()
+
+
+def sent_markers(server: FakeChatCompletions) -> list[str]:
+    """The first heading of every page sent (without its anchor's placeholder), to tell
+    which pages were sent."""
+    first_lines = (page.splitlines()[0] for page in server.pages_sent())
+    return sorted(translate_docs.PLACEHOLDER.sub("", line).strip() for line in first_lines)
+
+
+# --- incremental --------------------------------------------------------------------------
+
+
+def test_first_run_translates_every_page_and_records_its_source_hash(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    assert run(docs) == 0
+
+    assert sent_markers(server) == ["# Protocol", "# Sessions", "# Welcome"]
+    assert "# WELCOME" in (docs / "ja" / "index.md").read_text()
+    assert manifest(docs) == {path: source_hash(docs, path) for path in PAGES}
+    assert not (docs / "ja" / "scripts").exists()
+    assert not (docs / "ja" / "ref").exists()
+
+
+def test_second_run_sends_nothing_when_no_page_changed(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+    server.requests.clear()
+
+    assert run(docs) == 0
+
+    assert server.requests == []
+
+
+def test_only_new_and_changed_pages_are_sent(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+    server.requests.clear()
+    write(docs / "index.md", "# Welcome back\n\nChanged.\n")
+    write(docs / "running.md", "# Running agents\n")
+
+    assert run(docs) == 0
+
+    assert sent_markers(server) == ["# Running agents", "# Welcome back"]
+    assert "# WELCOME BACK" in (docs / "ja" / "index.md").read_text()
+    assert manifest(docs)["running.md"] == source_hash(docs, "running.md")
+
+
+def test_missing_translation_is_sent_again_even_if_the_manifest_is_current(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+    server.requests.clear()
+    (docs / "ja" / "index.md").unlink()
+
+    assert run(docs) == 0
+
+    assert sent_markers(server) == ["# Welcome"]
+    assert (docs / "ja" / "index.md").is_file()
+
+
+def test_deleted_page_removes_its_translation_and_manifest_entry(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+    server.requests.clear()
+    (docs / "guide" / "protocol.md").unlink()
+
+    assert run(docs) == 0
+
+    assert server.requests == []
+    assert not (docs / "ja" / "guide").exists()
+    assert set(manifest(docs)) == {"index.md", "sessions.md"}
+
+
+def test_all_flag_sends_unchanged_pages_again(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+    server.requests.clear()
+
+    assert run(docs, "--all") == 0
+
+    assert len(server.requests) == len(PAGES)
+
+
+def test_dry_run_lists_what_would_be_sent_and_needs_no_key(
+    docs: Path,
+    server: FakeChatCompletions,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    assert run(docs, "--dry-run") == 0
+
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "ja: translate guide/protocol.md (new)",
+        "ja: translate index.md (new)",
+        "ja: translate sessions.md (new)",
+    ]
+    assert server.requests == []
+    assert not (docs / "ja").exists()
+
+
+def test_missing_key_is_a_clear_error_and_nothing_is_written(
+    docs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    assert run(docs) == 2
+
+    assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+    assert not (docs / "ja").exists()
+
+
+def test_deletions_need_no_key(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(docs)
+    (docs / "index.md").unlink()
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    assert run(docs) == 0
+
+    assert not (docs / "ja" / "index.md").exists()
+
+
+def test_corrupt_manifest_is_a_clear_error(
+    docs: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(docs / "ja" / ".translation-manifest.json", "{not json")
+
+    assert run(docs) == 2
+
+    assert "is not a translation manifest" in capsys.readouterr().err
+
+
+# --- faithful -----------------------------------------------------------------------------
+
+
+def test_code_blocks_survive_byte_for_byte_and_never_reach_the_model(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+
+    assert CODE_BLOCK in (docs / "ja" / "sessions.md").read_text()
+    assert not any("SQLiteSession" in page for page in server.pages_sent())
+
+
+def test_inline_code_links_markers_and_directives_never_reach_the_model(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+
+    sent = "\n".join(server.pages_sent())
+    for markup in ("get_items", "guide/protocol.md", "!!! note", "agent_sessions.protocol"):
+        assert markup not in sent
+    translated = (docs / "ja" / "sessions.md").read_text()
+    assert "[THE PROTOCOL](guide/protocol.md#session)" in translated
+    assert '!!! note "WHY A PROTOCOL?"\n    ANY STORAGE CAN IMPLEMENT IT.' in translated
+    assert "::: agent_sessions.protocol" in (docs / "ja" / "guide" / "protocol.md").read_text()
+
+
+def test_links_to_the_untranslated_reference_lead_to_the_english_pages(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+
+    translated = (docs / "ja" / "sessions.md").read_text()
+    assert "[ITS REFERENCE](../ref/api.md#session)" in translated
+
+
+def test_headings_keep_their_english_anchors(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    write(
+        docs / "index.md", "# Welcome\n\n## The `Session` protocol\n\n## Overview\n\n## Overview\n"
+    )
+    server.respond = reverse_every_word
+
+    assert run(docs) == 0
+
+    translated = (docs / "ja" / "index.md").read_text()
+    for anchor in ("welcome", "the-session-protocol", "overview", "overview_1"):
+        assert f"{{ #{anchor} }}" in translated
+
+
+def test_front_matter_is_kept_and_translations_are_excluded_from_search(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+
+    assert not any("title:" in page for page in server.pages_sent())
+    front_matter, _ = translate_docs.split_front_matter((docs / "ja" / "sessions.md").read_text())
+    page_data = yaml.safe_load(front_matter)
+    assert page_data == {"title": "Sessions", "search": {"exclude": True}}
+
+
+def test_requests_name_the_model_and_carry_glossary_and_style_rules(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    run(docs)
+
+    request = server.requests[0]
+    assert request["model"] == "test-model"
+    system = request["messages"][0]["content"]
+    assert "Japanese" in system
+    assert "SQLiteSession" in system  # kept in English
+    assert "session -> セッション" in system  # a term mapping
+    assert "です/ます" in system  # a style rule
+
+
+def test_dropped_placeholder_is_rejected_and_the_old_translation_kept(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(docs)
+    old_translation = (docs / "ja" / "sessions.md").read_bytes()
+    old_manifest = manifest(docs)
+    write(docs / "sessions.md", SESSIONS_PAGE + "\nOne more `line`.\n")
+    server.respond = lambda text: text.upper().replace("@@P0@@", "")
+
+    assert run(docs) == 1
+
+    assert "placeholders missing @@P0@@" in capsys.readouterr().err
+    assert (docs / "ja" / "sessions.md").read_bytes() == old_translation
+    assert manifest(docs) == old_manifest
+
+
+def test_repeated_placeholder_is_rejected(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.respond = lambda text: text.upper() + ("\n@@P0@@" if "# Sessions" in text else "")
+
+    assert run(docs) == 1
+
+    assert "repeated @@P0@@" in capsys.readouterr().err
+    assert not (docs / "ja" / "sessions.md").exists()
+    assert "sessions.md" not in manifest(docs)
+
+
+def test_reply_wrapped_in_a_code_fence_is_unwrapped(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    server.respond = lambda text: "```markdown\n" + text.upper() + "\n```"
+
+    assert run(docs) == 0
+
+    assert (
+        (docs / "ja" / "index.md")
+        .read_text()
+        .endswith("# WELCOME { #welcome }\n\nSTART WITH [SESSIONS](sessions.md).\n")
+    )
+
+
+def test_page_with_placeholder_like_text_is_refused(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(docs / "index.md", "# Welcome\n\nTokens look like @@P3@@.\n")
+
+    assert run(docs) == 1
+
+    assert "placeholder-like text '@@P3@@'" in capsys.readouterr().err
+    assert not (docs / "ja" / "index.md").exists()
+
+
+# --- robust -------------------------------------------------------------------------------
+
+
+def test_rate_limit_then_success_is_retried(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    answered: list[str] = []
+
+    def rate_limited_once(text: str) -> str | int:
+        if text not in answered:
+            answered.append(text)
+            return 429
+        return text.upper()
+
+    server.respond = rate_limited_once
+
+    assert run(docs) == 0
+
+    assert len(server.requests) == 2 * len(PAGES)
+    assert set(manifest(docs)) == set(PAGES)
+
+
+def test_persistent_server_error_fails_only_that_page(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.respond = lambda text: 503 if text.startswith("# Sessions") else text.upper()
+
+    assert run(docs) == 1
+
+    err = capsys.readouterr().err
+    assert "ja: sessions.md: the model endpoint answered 503" in err
+    attempts = [page for page in server.pages_sent() if page.startswith("# Sessions")]
+    assert len(attempts) == translate_docs.MAX_ATTEMPTS
+    assert not (docs / "ja" / "sessions.md").exists()
+    assert set(manifest(docs)) == {"guide/protocol.md", "index.md"}
+
+
+def test_client_error_is_not_retried(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    server.respond = lambda text: 400
+
+    assert run(docs) == 1
+
+    assert len(server.requests) == len(PAGES)
+
+
+def test_pages_in_flight_never_exceed_jobs(
+    tmp_path: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    docs_dir = tmp_path / "docs"
+    for number in range(6):
+        write(docs_dir / f"page{number}.md", f"# Page {number}\n")
+    server.delay = 0.2
+
+    assert run(docs_dir, "--jobs", "2") == 0
+
+    assert server.max_in_flight == 2
+
+
+def test_killed_run_leaves_whole_pages_and_a_manifest_that_describes_them(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    second_request = threading.Event()
+    release = threading.Event()
+
+    def hang_on_second_page(text: str) -> str | int:
+        if len(server.requests) == 2:
+            second_request.set()
+            release.wait(timeout=30)
+        return text.upper()
+
+    server.respond = hang_on_second_page
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "--docs-dir", str(docs), "--jobs", "1"],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert second_request.wait(timeout=30)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        release.set()
+
+    written = {p.relative_to(docs / "ja").as_posix() for p in (docs / "ja").rglob("*.md")}
+    assert written == {"guide/protocol.md"}  # pages go in sorted order; the second hung
+    assert manifest(docs) == {"guide/protocol.md": source_hash(docs, "guide/protocol.md")}
+    server.respond = str.upper
+    server.requests.clear()
+
+    assert run(docs) == 0
+
+    assert sent_markers(server) == ["# Sessions", "# Welcome"]
+
+
+def test_leftover_temporary_files_of_a_killed_run_are_removed(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    leftover = docs / "ja" / f"{translate_docs.TEMPORARY_PREFIX}abc123"
+    write(leftover, "half a page")
+
+    assert run(docs) == 0
+
+    assert not leftover.exists()
+
+
+def test_atomic_write_that_fails_leaves_the_old_file_and_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "page.md"
+    target.mkdir()  # a rename onto a directory fails, as a full disk or a crash would
+    (target / "old.md").write_text("old")
+
+    with pytest.raises(IsADirectoryError):
+        translate_docs.write_atomically(target, b"new page")
+
+    assert (target / "old.md").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]
+
+
+def test_retry_delay_honours_a_small_retry_after() -> None:
+    assert translate_docs.retry_delay(3, 2.5) == 2.5
+
+
+def test_retry_delay_ignores_a_large_retry_after_and_backs_off_exponentially() -> None:
+    delays = [translate_docs.retry_delay(attempt, 3600.0) for attempt in range(4)]
+
+    for attempt, delay in enumerate(delays):
+        base = translate_docs.RETRY_BASE_DELAY * 2**attempt
+        assert 0.5 * base <= delay <= base
+
+
+def test_retry_delay_is_capped() -> None:
+    assert translate_docs.retry_delay(30, None) <= translate_docs.MAX_BACKOFF
+
+
+def test_retry_after_is_read_in_milliseconds_or_seconds() -> None:
+    assert translate_docs.parse_retry_after({"retry-after-ms": "250"}) == 0.25
+    assert translate_docs.parse_retry_after({"retry-after": "3"}) == 3.0
+    assert translate_docs.parse_retry_after({"retry-after": "soon"}) is None
+
+
+# --- the table and the workflow -----------------------------------------------------------
+
+
+def test_workflow_ignores_every_translation_folder_of_the_table() -> None:
+    workflow = yaml.safe_load((REPO_ROOT / ".github/workflows/translate-docs.yml").read_text())
+    # YAML 1.1 reads the key `on` as True.
+    paths = (workflow.get("on") or workflow[True])["push"]["paths"]
+
+    assert {"docs/**", "mkdocs.yml"} <= set(paths)
+    for code in translate_docs.LANGUAGES:
+        assert f"!docs/{code}/**" in paths
+
+
+def test_workflow_runs_this_script() -> None:
+    workflow_text = (REPO_ROOT / ".github/workflows/translate-docs.yml").read_text()
+
+    assert "python docs/scripts/translate_docs.py" in workflow_text
+
+
+# --- the translated site --------------------------------------------------------------------
+
+
+def test_translated_pages_build_with_the_site_and_stay_out_of_search(
+    tmp_path: Path, server: FakeChatCompletions, env: dict[str, str]
+) -> None:
+    docs_copy = tmp_path / "docs"
+    shutil.copytree(REPO_ROOT / "docs", docs_copy, ignore=shutil.ignore_patterns("ja"))
+    server.respond = reverse_every_word  # links into translated headings must still land
+    assert run(docs_copy) == 0
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text(f"INHERIT: {REPO_ROOT / 'mkdocs.yml'}\ndocs_dir: {docs_copy}\n")
+    site_dir = tmp_path / "site"
+
+    mkdocs = [sys.executable, "-m", "mkdocs", "build", "--strict"]
+    build = subprocess.run(
+        [*mkdocs, "--config-file", str(config_file), "--site-dir", str(site_dir)],
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert build.returncode == 0, build.stderr
+
+    assert "gnitteG detrats" in (site_dir / "ja" / "getting_started" / "index.html").read_text()
+    search_index = json.loads((site_dir / "search" / "search_index.json").read_text())
+    assert not [
+        doc["location"] for doc in search_index["docs"] if doc["location"].startswith("ja/")
+    ]
