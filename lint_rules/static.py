@@ -2,7 +2,8 @@
 
 ``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
 ``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
-module on the import path (the working directory first, then ``sys.path``)
+module on the import path (the working directory and its ``src/`` first, as for a
+src-layout project that is not installed, then ``sys.path``)
 with ``importlib.machinery.PathFinder`` one package level at a time, so no
 package ``__init__`` is executed, and both raise ``ConfigError`` naming the
 module and the name when it cannot be found, read, or is not what was asked.
@@ -245,7 +246,7 @@ def recording() -> Iterator[set[Path]]:
 
 @cache
 def _locate_from(module: str, cwd: str) -> tuple[Path, bool]:
-    return _locate(module, [cwd, *sys.path])
+    return _locate(module, [cwd, os.path.join(cwd, "src"), *sys.path])
 
 
 @cache

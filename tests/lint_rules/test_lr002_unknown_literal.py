@@ -63,8 +63,7 @@ def _write(path: Path, source: str) -> None:
 def _configure(project: Path, *entries: str) -> None:
     # LR002 alone: the fixtures hold misspellings on purpose, which LR004 would report too.
     (project / "pyproject.toml").write_text(
-        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n'
-        + "\n".join(entries)
+        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n' + "\n".join(entries)
     )
 
 
