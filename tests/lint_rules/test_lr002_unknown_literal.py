@@ -114,6 +114,16 @@ def test_alias_imported_from_another_module_is_followed(project: Path) -> None:
     assert literal_values("pkg.more", "Shade") == ("red", "teal")
 
 
+def test_module_of_an_uninstalled_src_layout_project_is_found(project: Path) -> None:
+    (project / "src" / "app").mkdir(parents=True)
+    _write(project / "src" / "app" / "__init__.py", "raise ImportError('never run')\n")
+    _write(
+        project / "src" / "app" / "events.py", 'from typing import Literal\nName = Literal["x"]\n'
+    )
+
+    assert literal_values("app.events", "Name") == ("x",)
+
+
 def test_package_init_resolves_its_relative_imports(project: Path) -> None:
     (project / "pkg").mkdir()
     _write(project / "pkg" / "__init__.py", "from .kinds import Kind as Kind\n")
