@@ -37,9 +37,9 @@ from .protocol import (
     SessionError,
     SessionSettings,
     SessionsPage,
+    coerce_session_settings,
     validate_session_id,
 )
-from .sqlite import _coerce_settings  # the SDK's SessionSettings accepted as in SQLite
 
 try:
     import psycopg
@@ -240,7 +240,7 @@ class PostgresSession(SessionABC):
         self.session_id = validate_session_id(session_id)
         if "\x00" in session_id:
             raise ValueError("PostgreSQL text cannot hold a NUL character in a session id")
-        self.session_settings = _coerce_settings(session_settings)
+        self.session_settings = coerce_session_settings(session_settings)
         if store is None:
             if url is None:
                 raise ValueError("PostgresSession needs a url or a store")

@@ -25,6 +25,7 @@ __all__ = [
     "SessionSettings",
     "SessionStore",
     "SessionsPage",
+    "coerce_session_settings",
     "validate_limit",
     "validate_session_id",
 ]
@@ -75,6 +76,19 @@ class SessionSettings:
         if limit is None:
             return self
         return replace(self, limit=limit)
+
+
+def coerce_session_settings(settings: object) -> SessionSettings | None:
+    """``settings`` as our ``SessionSettings``: ours as is, ``None`` as is, and the Agents
+    SDK's ``SessionSettings`` (or a mapping with ``limit``) converted, so that code written
+    for the SDK's sessions works unchanged with ours."""
+    if settings is None or isinstance(settings, SessionSettings):
+        return settings
+    if isinstance(settings, Mapping) or hasattr(settings, "limit"):
+        return SessionSettings().resolve(settings)
+    raise TypeError(
+        f"session_settings must be a SessionSettings or None, got {type(settings).__name__}"
+    )
 
 
 def validate_limit(limit: object) -> int | None:

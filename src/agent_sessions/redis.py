@@ -27,9 +27,9 @@ from .protocol import (
     SessionClosedError,
     SessionSettings,
     SessionsPage,
+    coerce_session_settings,
     validate_session_id,
 )
-from .sqlite import _coerce_settings  # the SDK's SessionSettings accepted as in SQLite
 
 try:
     import redis.asyncio as aioredis
@@ -182,7 +182,7 @@ class RedisSession(SessionABC):
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = validate_session_id(session_id)
-        self.session_settings = _coerce_settings(session_settings)
+        self.session_settings = coerce_session_settings(session_settings)
         if store is None:
             if url is None:
                 raise ValueError("RedisSession needs a url or a store")

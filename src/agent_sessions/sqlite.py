@@ -34,7 +34,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
@@ -50,6 +50,7 @@ from .protocol import (
     SessionError,
     SessionSettings,
     SessionsPage,
+    coerce_session_settings,
     validate_limit,
     validate_session_id,
 )
@@ -341,7 +342,7 @@ class SQLiteSession(SessionABC):
         table_prefix: str = DEFAULT_TABLE_PREFIX,
     ) -> None:
         self.session_id = validate_session_id(session_id)
-        self.session_settings = _coerce_settings(session_settings)
+        self.session_settings = coerce_session_settings(session_settings)
         self._closed = False
         self._shared_key: _StoreKey | None = None
         self._owns_store = False
@@ -696,18 +697,6 @@ class _Statements:
             f"AND EXISTS (SELECT 1 FROM {items} AS i WHERE i.session_id = s.session_id) "
             "ORDER BY s.session_id LIMIT :limit"
         )
-
-
-def _coerce_settings(settings: object) -> SessionSettings | None:
-    """Ours as is; the Agents SDK's ``SessionSettings`` (or a mapping) converted, so that
-    code written for the SDK's ``SQLiteSession`` works unchanged."""
-    if settings is None or isinstance(settings, SessionSettings):
-        return settings
-    if isinstance(settings, Mapping) or hasattr(settings, "limit"):
-        return SessionSettings().resolve(settings)
-    raise TypeError(
-        f"session_settings must be a SessionSettings or None, got {type(settings).__name__}"
-    )
 
 
 def _resolve_db_path(db_path: str | os.PathLike[str]) -> str:
