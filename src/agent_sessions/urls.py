@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from ._servers import mask_url
-from .protocol import Session, SessionSettings, SessionStore
+from .protocol import SessionABC, SessionSettings, SessionStore
 
 if TYPE_CHECKING:
     from .postgres import PostgresSession, PostgresStore
@@ -59,8 +59,9 @@ def open_store(url: str) -> SessionStore:
 
 def open_session(
     url: str, session_id: str, *, session_settings: SessionSettings | None = None
-) -> Session:
-    """A session on ``url`` that owns its connection: ``await session.close()`` releases it.
+) -> SessionABC:
+    """A session on ``url`` that owns its connection: ``await session.close()`` (or
+    ``async with``) releases it.
 
     SQLite file sessions of one process share one store per path, as ``SQLiteSession``
     does; an in-memory ``sqlite://`` session is private to itself.
