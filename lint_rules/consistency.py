@@ -183,7 +183,7 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _absolute(module: str | None, level: int, importer: str, importer_path: Path) -> str:
+def absolute_module(module: str | None, level: int, importer: str, importer_path: Path) -> str:
     """The absolute module a ``from`` import names, given the importing module."""
     if level == 0:
         return module or ""
@@ -201,7 +201,7 @@ def _imported(tree: ast.Module, importer: str, path: Path) -> Iterator[tuple[str
     """``(module, name)`` for every ``from module import name`` in the file."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            source = _absolute(node.module, node.level, importer, path)
+            source = absolute_module(node.module, node.level, importer, path)
             for alias in node.names:
                 if alias.name != "*":
                     yield source, alias.name
@@ -225,7 +225,7 @@ def _uses(tree: ast.Module, importer: str, path: Path, module: str, name: str) -
     aliases: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            source = _absolute(node.module, node.level, importer, path)
+            source = absolute_module(node.module, node.level, importer, path)
             for alias in node.names:
                 if source == module and alias.name == name:
                     return True

@@ -169,6 +169,11 @@ def _resolution_change(before: str, after: str) -> str | None:
         resolved_after = _resolutions(after)
     except Exception:  # libcst cannot parse what ast can (rare): compile() already passed
         return None
+    renamed_names = {
+        a[1]: b[1]
+        for a, b in zip(tokens_before, tokens_after, strict=True)
+        if a[0] == tokenize.NAME and a[1] != b[1]
+    }
     for position, (kind, detail) in sorted(resolved_before.items()):
         index = positions_before.get(position)
         if index is None or kind == "unresolved":
@@ -182,11 +187,25 @@ def _resolution_change(before: str, after: str) -> str | None:
         renamed = old_name != new_name
         if kind == "builtin" and now != (kind, detail):
             return f"`{new_name}` on line {line} would no longer be the builtin"
-        if kind == "import" and now != (kind, detail) and not (renamed and now[0] == "import"):
+        if (
+            kind == "import"
+            and now != (kind, detail)
+            and not (renamed and now[0] == "import")
+            and now != (kind, _renamed_components(detail, renamed_names))
+        ):
             return f"`{new_name}` on line {line} would no longer be the import of `{detail}`"
         if kind == "bound" and now[0] != "bound":
             return f"`{new_name}` on line {line} would no longer name its definition in this file"
     return None
+
+
+def _renamed_components(qualified: str, renamed: Mapping[str, str]) -> str:
+    """Qualified names with each renamed dotted component replaced (an import renamed
+    at its source, e.g. ``from m import old as alias``, is still that import)."""
+    return ", ".join(
+        ".".join(renamed.get(part, part) for part in name.split("."))
+        for name in qualified.split(", ")
+    )
 
 
 def _tokens(text: str) -> list[tuple[int, str, tuple[int, int]]] | None:

@@ -62,6 +62,9 @@ Class attributes
              them, raising ``ConfigError`` with a message that names the key.
              A rule is instantiated once in the main process (to validate the
              configuration before any work) and once per worker process.
+``READS``    keys owned by another rule that this rule also receives, unvalidated
+             (LR002 reads ``renames`` so that a renamed value is allowed: both
+             rules then agree within one ``fix``).
 ``VALID``    code on which the rule reports nothing (examples are dedented).
 ``INVALID``  code on which the rule reports exactly one finding, with the expected
              message, 1-based range (end exclusive) and the source after ``fix``
@@ -239,6 +242,7 @@ class Rule:
     NAME: ClassVar[str]
     MESSAGE: ClassVar[str]
     OPTIONS: ClassVar[tuple[str, ...]] = ()
+    READS: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 

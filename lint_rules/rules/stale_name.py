@@ -5,8 +5,18 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar, cast
 
-from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.consistency import absolute_module, module_name
+from lint_rules.rule import ConfigError, FileContext, Invalid, Rule, RuleOptions, Valid
+
+if TYPE_CHECKING:
+    import libcst
+    from libcst.metadata import Access, BaseAssignment, CodeRange, Scope
+
+_Node = TypeVar("_Node", bound="libcst.CSTNode")
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _FROM = re.compile(r"from\s*(?:\.\s*)*")
@@ -196,31 +206,39 @@ class StaleNameRule(Rule):
         renames = options.get("renames", {})
         if not isinstance(renames, dict):
             raise ConfigError("'renames' must be a table of old_name = \"new_name\"")
-        for old, new in renames.items():
-            for name in (old, new):
-                if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-                    raise ConfigError(f"'renames' {old!r}: {name!r} is not a Python identifier")
-        self.renames: dict[str, str] = renames
+        self.renames: dict[str, str] = {}
+        """Bare names: every binding and use of the old spelling."""
+        self.targets: dict[str, list[Target]] = {}
+        """Qualified targets, by the name that is renamed."""
+        for key, new in renames.items():
+            if not isinstance(new, str) or not _is_identifier(new):
+                raise ConfigError(f"'renames' {key!r}: {new!r} is not a Python identifier")
+            target = parse_target(str(key), new)
+            if target.kind == "name":
+                self.renames[target.old] = new
+            else:
+                self.targets.setdefault(target.old, []).append(target)
+        self._sites: list[tuple[str, int, int, str]] = []
 
     def prefilter(self, text: str) -> bool:
-        return any(old in text for old in self.renames)
+        return any(old in text for old in self.renames) or any(old in text for old in self.targets)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.renames:  # the common case, kept cheap
+        if node.id in self.renames or node.id in self.targets:  # the common case, kept cheap
             self._check(node.id, *self.file.node_range(node))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._check_at_end(node.attr, node)
+        self._check_at_end(node.attr, node, "attribute")
 
     def visit_arg(self, node: ast.arg) -> None:
-        if node.arg in self.renames:
+        if node.arg in self.renames or node.arg in self.targets:
             start, _ = self.file.node_range(node)
             self._check(node.arg, start, start + len(node.arg))
 
     def visit_keyword(self, node: ast.keyword) -> None:
-        if node.arg is not None and node.arg in self.renames:
+        if node.arg is not None and (node.arg in self.renames or node.arg in self.targets):
             start, _ = self.file.node_range(node)
-            self._check(node.arg, start, start + len(node.arg))
+            self._check(node.arg, start, start + len(node.arg), "keyword")
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._check_definition(node)
@@ -269,31 +287,51 @@ class StaleNameRule(Rule):
             old, new = node.value, self.renames[node.value]
             self.report(node, self.MESSAGE.format(old=old, new=new), self.replace(body, new))
 
-    def _check(self, name: str, start: int, end: int) -> None:
-        new = self.renames.get(name)
-        if new is None:
+    def check_file(self) -> None:
+        sites, self._sites = self._sites, []
+        if not sites:
             return
-        fix: Fix | None = None
-        if self.file.text[start:end] == name:  # not so when spelled with non-ASCII forms
-            fix = self.replace((start, end), new)
-        self.report((start, end), self.MESSAGE.format(old=name, new=new), fix)
+        try:
+            resolver: Resolver | None = Resolver(self.file)
+        except Exception:  # libcst cannot parse what ast can: bare renames as before
+            resolver = None
+        for old, start, end, kind in sites:
+            spelt = self.file.text[start:end] == old  # not so when spelt with non-ASCII forms
+            if resolver is None:
+                new = self.renames.get(old)
+                if new is not None:
+                    fix = self.replace((start, end), new) if spelt else None
+                    self.report((start, end), self.MESSAGE.format(old=old, new=new), fix)
+                continue
+            for decision in resolver.decide(old, start, kind, self.renames, self.targets):
+                message = self.MESSAGE.format(old=decision.old, new=decision.new)
+                if decision.reason:
+                    self.report((start, end), f"{message}; not fixed: {decision.reason}")
+                else:
+                    fix = self.replace((start, end), decision.new) if spelt else None
+                    self.report((start, end), message, fix)
+                break
 
-    def _check_at_end(self, name: str, node: ast.AST) -> None:
-        if name in self.renames:
+    def _check(self, name: str, start: int, end: int, kind: str = "name") -> None:
+        if name in self.renames or name in self.targets:
+            self._sites.append((name, start, end, kind))
+
+    def _check_at_end(self, name: str, node: ast.AST, kind: str = "name") -> None:
+        if name in self.renames or name in self.targets:
             _, end = self.file.node_range(node)
-            self._check(name, end - len(name), end)
+            self._check(name, end - len(name), end, kind)
 
     def _check_definition(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     ) -> None:
-        if node.name in self.renames:
+        if node.name in self.renames or node.name in self.targets:
             name = self.file.definition_name(node)
             if name is not None:
                 self._check(node.name, *name)
 
     def _check_dotted(self, dotted: str, node: ast.alias | ast.ImportFrom) -> None:
         parts = dotted.split(".")
-        if not any(part in self.renames for part in parts):
+        if not any(part in self.renames or part in self.targets for part in parts):
             return
         start, _ = self.file.node_range(node)
         if isinstance(node, ast.ImportFrom):
@@ -305,12 +343,454 @@ class StaleNameRule(Rule):
         match = re.compile(pattern).match(self.file.text, start)
         if match is not None:
             for index, part in enumerate(parts, start=1):
-                self._check(part, match.start(index), match.end(index))
+                self._check(part, match.start(index), match.end(index), "import")
 
     def _check_listed(self, names: list[str], node: ast.Global | ast.Nonlocal) -> None:
         start, end = self.file.node_range(node)
         for name in names:
-            if name in self.renames:
+            if name in self.renames or name in self.targets:
                 found = re.compile(rf"\b{re.escape(name)}\b").search(self.file.text, start, end)
                 if found is not None:
-                    self._check(name, found.start(), found.end())
+                    self._check(name, found.start(), found.end(), "declaration")
+
+
+def _is_identifier(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+_QUALIFIED = re.compile(
+    r"(?P<module>[^\W\d]\w*(?:\.[^\W\d]\w*)*):(?P<path>[^\W\d]\w*(?:\.[^\W\d]\w*)*)"
+    r"(?:\((?P<keyword>[^\W\d]\w*)\))?"
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One entry of ``renames``: what is renamed, and to what.
+
+    ``kind`` is ``name`` (a bare ``old``: every binding of that spelling),
+    ``attribute`` (``module:old``: a module's attribute), ``member``
+    (``module:Class.old``: a class attribute or method) or ``keyword``
+    (``module:function(old)``: one function's parameter, and the keyword
+    argument in its calls).
+    """
+
+    key: str
+    kind: str
+    old: str
+    new: str
+    module: str = ""
+    owner: str = ""
+    """The class (``member``) or the function's dotted path in its module (``keyword``)."""
+
+    @property
+    def shown(self) -> str:
+        return self.old if self.kind == "name" else self.key
+
+
+def parse_target(key: str, new: str) -> Target:
+    """A ``renames`` entry; ``ConfigError`` naming the key if it is malformed."""
+    if ":" not in key:
+        if not _is_identifier(key):
+            raise ConfigError(f"'renames' {key!r}: {key!r} is not a Python identifier")
+        return Target(key, "name", key, new)
+    match = _QUALIFIED.fullmatch(key)
+    if match is None:
+        raise ConfigError(
+            f"'renames' {key!r}: a qualified target is `module:name`, `module:Class.name` "
+            "or `module:function(keyword)`"
+        )
+    module, path, keyword_name = match["module"], match["path"], match["keyword"]
+    parts = path.split(".")
+    for part in [*module.split("."), *parts, keyword_name or "x"]:
+        if keyword.iskeyword(part):
+            raise ConfigError(f"'renames' {key!r}: {part!r} is a Python keyword")
+    if keyword_name is not None:
+        return Target(key, "keyword", keyword_name, new, module, path)
+    if len(parts) == 1:
+        return Target(key, "attribute", parts[0], new, module)
+    return Target(key, "member", parts[-1], new, module, ".".join(parts[:-1]))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one occurrence: rename it (no ``reason``) or report why not."""
+
+    old: str
+    new: str
+    reason: str = ""
+
+
+class Resolver:
+    """Scope and qualified-name analysis (libcst) of one file, built only when needed."""
+
+    def __init__(self, file: FileContext) -> None:
+        import libcst
+        from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
+
+        self.file = file
+        self.module = module_name(file.path) if file.path.suffix == ".py" else ""
+        resolved = file.cst_wrapper.resolve_many(
+            [ScopeProvider, ParentNodeProvider, PositionProvider]
+        )
+        self.scopes = cast("Mapping[libcst.CSTNode, Scope | None]", resolved[ScopeProvider])
+        self.parents = cast("Mapping[libcst.CSTNode, libcst.CSTNode]", resolved[ParentNodeProvider])
+        positions = cast("Mapping[libcst.CSTNode, CodeRange]", resolved[PositionProvider])
+        self.names: dict[int, libcst.Name] = {}
+        starts = file.line_starts
+        for node, where in positions.items():
+            if isinstance(node, libcst.Name):
+                self.names[starts[where.start.line - 1] + where.start.column] = node
+
+    def decide(
+        self,
+        old: str,
+        start: int,
+        kind: str,
+        renames: Mapping[str, str],
+        targets: Mapping[str, Sequence[Target]],
+    ) -> Iterator[Decision]:
+        """The decisions for an occurrence of ``old`` at ``start`` (the first one counts)."""
+        import libcst
+
+        node = self.names.get(start)
+        bare = renames.get(old)
+        if node is None:  # e.g. a name libcst places differently: only bare renames apply
+            if bare is not None:
+                yield Decision(old, bare)
+            return
+        parent = self.parents.get(node)
+        if kind == "import" or isinstance(parent, libcst.ImportAlias) or self._in_import(node):
+            yield from self._import(node, old, bare, targets.get(old, ()))
+            return
+        if isinstance(parent, libcst.Attribute) and parent.attr is node:
+            yield from self._attribute(parent, old, bare, targets.get(old, ()))
+            return
+        if isinstance(parent, libcst.Arg) and parent.keyword is node:
+            yield from self._keyword(parent, old, bare, targets.get(old, ()))
+            return
+        if kind == "declaration":  # `global old`: follows the module-level binding
+            if bare is not None:
+                yield Decision(old, bare)
+            return
+        yield from self._name(node, parent, old, bare, targets.get(old, ()))
+
+    # -- occurrences --------------------------------------------------------------------------
+
+    def _import(
+        self, node: libcst.Name, old: str, bare: str | None, targets: Sequence[Target]
+    ) -> Iterator[Decision]:
+        import libcst
+
+        alias = self._ancestor(node, libcst.ImportAlias)
+        statement = self._ancestor(node, libcst.ImportFrom)
+        local = alias is not None and alias.asname is None and alias.name is node
+        if alias is not None and alias.asname is not None and node is alias.asname.name:
+            yield from self._name(node, self.parents.get(node), old, bare, targets)
+            return
+        if bare is not None:
+            reason = self._binding_clash(node, old, bare) if local else ""
+            yield Decision(old, bare, reason)
+            return
+        if statement is None or alias is None or alias.name is not node:
+            return
+        source = self._absolute_module(statement)
+        for target in targets:
+            if target.kind == "attribute" and source == target.module:
+                reason = self._binding_clash(node, old, target.new) if local else ""
+                yield Decision(target.shown, target.new, reason)
+
+    def _attribute(
+        self, attribute: libcst.Attribute, old: str, bare: str | None, targets: Sequence[Target]
+    ) -> Iterator[Decision]:
+        import libcst
+
+        if bare is not None:
+            yield Decision(old, bare)
+            return
+        qualified = self._qualified(attribute)
+        receiver = attribute.value
+        for target in targets:
+            if target.kind == "attribute":
+                if f"{target.module}.{old}" in qualified:
+                    yield Decision(target.shown, target.new)
+            elif target.kind == "member":
+                owner = f"{target.module}.{target.owner}"
+                if owner in self._qualified(receiver) or self._is_own_instance(receiver, target):
+                    yield Decision(target.shown, target.new)
+                elif not (isinstance(receiver, libcst.Name) and receiver.value in ("self", "cls")):
+                    code = self.file.cst_module.code_for_node(receiver)
+                    yield Decision(
+                        target.shown,
+                        target.new,
+                        f"`{old}` may be `{target.owner}.{old}`, but the class of `{code}` "
+                        "is not known here",
+                    )
+
+    def _keyword(
+        self, argument: libcst.Arg, old: str, bare: str | None, targets: Sequence[Target]
+    ) -> Iterator[Decision]:
+        import libcst
+
+        call = self.parents.get(argument)
+        if not isinstance(call, libcst.Call):
+            return
+        passed = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        if bare is not None:
+            reason = f"the call already passes `{bare}`" if bare in passed else ""
+            yield Decision(old, bare, reason)
+            return
+        called = self._qualified(call.func)
+        for target in targets:
+            if target.kind == "keyword" and f"{target.module}.{target.owner}" in called:
+                reason = f"the call already passes `{target.new}`" if target.new in passed else ""
+                yield Decision(target.shown, target.new, reason)
+
+    def _name(
+        self,
+        node: libcst.Name,
+        parent: libcst.CSTNode | None,
+        old: str,
+        bare: str | None,
+        targets: Sequence[Target],
+    ) -> Iterator[Decision]:
+        from libcst.metadata import BuiltinAssignment
+
+        scope = self._scope_of(node)
+        if scope is None:
+            if bare is not None:
+                yield Decision(old, bare)
+            return
+        access = next((a for a in scope.accesses[old] if a.node is node), None)
+        if access is not None:
+            referents = access.referents
+            if referents and all(isinstance(r, BuiltinAssignment) for r in referents):
+                return  # the builtin of that name: not what was renamed
+            bound = next((r.scope for r in referents if not isinstance(r, BuiltinAssignment)), None)
+            if bound is None:  # unresolved (e.g. a star import): only a bare rename applies
+                if bare is not None:
+                    yield Decision(old, bare)
+                return
+        else:
+            bound = scope
+        if bare is not None:
+            yield Decision(old, bare, self._scope_clash(node, parent, bound, old, bare, access))
+            return
+        for target in targets:
+            if self._binds_target(node, parent, bound, target, access):
+                reason = self._scope_clash(node, parent, bound, old, target.new, access)
+                yield Decision(target.shown, target.new, reason)
+
+    # -- which binding is the target ----------------------------------------------------------
+
+    def _binds_target(
+        self,
+        node: libcst.Name,
+        parent: libcst.CSTNode | None,
+        bound: Scope,
+        target: Target,
+        access: Access | None,
+    ) -> bool:
+        import libcst
+        from libcst.metadata import ClassScope, FunctionScope, GlobalScope
+
+        if target.kind == "attribute":
+            if access is not None and f"{target.module}.{target.old}" in self._qualified(node):
+                return True
+            return isinstance(bound, GlobalScope) and self.module == target.module
+        if target.kind == "member":
+            return (
+                isinstance(bound, ClassScope)
+                and isinstance(bound.node, libcst.ClassDef)
+                and self._dotted_definition(bound.node) == target.owner
+                and self.module == target.module
+            )
+        if target.kind == "keyword" and isinstance(bound, FunctionScope):
+            function = bound.node
+            return (
+                isinstance(function, libcst.FunctionDef)
+                and self.module == target.module
+                and self._dotted_definition(function) == target.owner
+                and any(param.name.value == target.old for param in _params(function))
+            )
+        return False
+
+    def _is_own_instance(self, receiver: libcst.BaseExpression, target: Target) -> bool:
+        """``self.x``/``cls.x`` inside the target's class, or ``Class.x`` in its module."""
+        import libcst
+
+        if not isinstance(receiver, libcst.Name) or self.module != target.module:
+            return False
+        if receiver.value in ("self", "cls"):
+            owner = self._ancestor(receiver, libcst.ClassDef)
+            return owner is not None and self._dotted_definition(owner) == target.owner
+        return receiver.value == target.owner and f"{target.module}.{target.owner}" in (
+            self._qualified(receiver)
+        )
+
+    # -- collisions -----------------------------------------------------------------------------
+
+    def _binding_clash(self, node: libcst.Name, old: str, new: str) -> str:
+        scope = self._scope_of(node)
+        if scope is None:
+            return ""
+        return self._scope_clash(node, self.parents.get(node), scope, old, new, None)
+
+    def _scope_clash(
+        self,
+        node: libcst.Name,
+        parent: libcst.CSTNode | None,
+        bound: Scope,
+        old: str,
+        new: str,
+        access: Access | None,
+    ) -> str:
+        """Why renaming ``old`` to ``new`` in scope ``bound`` would change what a name means."""
+        import libcst
+        from libcst.metadata import Assignment, BuiltinAssignment
+
+        if isinstance(parent, libcst.Param):
+            function = self._ancestor(parent, libcst.FunctionDef)
+            if function is not None and any(p.name.value == new for p in _params(function)):
+                return f"`{new}` is already a parameter of `{function.name.value}`"
+        existing = [a for a in bound.assignments[new] if a.scope is bound]
+        if existing:
+            olds = [a for a in bound.assignments[old] if isinstance(a, Assignment)]
+            if access is not None and olds and all(self._aliases(a.node, new) for a in olds):
+                return ""  # `old = new`: the old name already means the new one
+            return f"`{new}` is already {self._describe(existing[0], bound)}"
+        for scope in self._scopes_within(bound):
+            for used in scope.accesses[new]:
+                referents = used.referents
+                if all(r.scope is not bound for r in referents):
+                    if referents and all(isinstance(r, BuiltinAssignment) for r in referents):
+                        return f"the builtin `{new}` is used here"
+                    if any(
+                        isinstance(r, Assignment)
+                        and isinstance(r.node, (libcst.Import, libcst.ImportFrom))
+                        for r in referents
+                    ):
+                        return f"`{new}` already names an import here"
+                    return f"`{new}` already names an outer definition here"
+        return ""
+
+    def _describe(self, assignment: BaseAssignment, scope: Scope) -> str:
+        import libcst
+        from libcst.metadata import Assignment, ClassScope, FunctionScope
+
+        node = assignment.node if isinstance(assignment, Assignment) else None
+        if isinstance(node, libcst.Param):
+            function = scope.node if isinstance(scope, FunctionScope) else None
+            name = function.name.value if isinstance(function, libcst.FunctionDef) else "lambda"
+            return f"a parameter of `{name}`"
+        if isinstance(node, (libcst.Import, libcst.ImportFrom)):
+            return "an import in this scope"
+        if isinstance(scope, FunctionScope) and isinstance(scope.node, libcst.FunctionDef):
+            return f"a local of `{scope.node.name.value}`"
+        if isinstance(scope, ClassScope) and isinstance(scope.node, libcst.ClassDef):
+            return f"a member of class `{scope.node.name.value}`"
+        return "defined in this module"
+
+    def _aliases(self, node: libcst.CSTNode, new: str) -> bool:
+        """Whether ``node`` is the name assigned in ``old = new``."""
+        import libcst
+
+        statement = self._ancestor(node, libcst.Assign) if isinstance(node, libcst.Name) else None
+        return (
+            statement is not None
+            and isinstance(statement.value, libcst.Name)
+            and statement.value.value == new
+        )
+
+    def _scopes_within(self, bound: Scope) -> list[Scope]:
+        found = []
+        for scope in {id(s): s for s in self.scopes.values() if s is not None}.values():
+            current: Scope | None = scope
+            while current is not None:
+                if current is bound:
+                    found.append(scope)
+                    break
+                parent = current.parent
+                current = None if parent is current else parent
+        return found
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _qualified(self, node: libcst.CSTNode) -> set[str]:
+        from libcst.metadata import QualifiedNameSource
+
+        scope = self._scope_of(node)
+        if scope is None:
+            return set()
+        names = set()
+        for qualified in scope.get_qualified_names_for(node):
+            name = qualified.name
+            if qualified.source is QualifiedNameSource.LOCAL and self.module:
+                name = f"{self.module}.{name}"
+            elif name.startswith("."):
+                level = len(name) - len(name.lstrip("."))
+                name = absolute_module(name[level:], level, self.module, self.file.path)
+            names.add(name)
+        return names
+
+    def _absolute_module(self, statement: libcst.ImportFrom) -> str:
+
+        dotted = ""
+        if statement.module is not None:
+            dotted = self.file.cst_module.code_for_node(statement.module).replace(" ", "")
+        level = len(statement.relative)
+        if level == 0:
+            return dotted
+        return absolute_module(dotted, level, self.module, self.file.path)
+
+    def _dotted_definition(self, node: libcst.ClassDef | libcst.FunctionDef) -> str:
+        """``Outer.method``: the definition's path inside its module."""
+        import libcst
+
+        parts = [node.name.value]
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, (libcst.ClassDef, libcst.FunctionDef)):
+                parts.append(current.name.value)
+            current = self.parents.get(current)
+        return ".".join(reversed(parts))
+
+    def _scope_of(self, node: libcst.CSTNode) -> Scope | None:
+        current: libcst.CSTNode | None = node
+        while current is not None:
+            scope = self.scopes.get(current)
+            if scope is not None:
+                return scope
+            current = self.parents.get(current)
+        return None
+
+    def _in_import(self, node: libcst.CSTNode) -> bool:
+        import libcst
+
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, (libcst.Import, libcst.ImportFrom)):
+                return True
+            if isinstance(current, (libcst.BaseSmallStatement, libcst.BaseStatement)):
+                return False
+            current = self.parents.get(current)
+        return False
+
+    def _ancestor(self, node: libcst.CSTNode, kind: type[_Node]) -> _Node | None:
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, kind):
+                return current
+            current = self.parents.get(current)
+        return None
+
+
+def _params(function: libcst.FunctionDef) -> list[libcst.Param]:
+    import libcst
+
+    params = function.params
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, libcst.Param):
+            found.append(star)
+    return found
