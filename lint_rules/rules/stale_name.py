@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 _Node = TypeVar("_Node", bound="libcst.CSTNode")
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
+_HASH = {"renames": {"hash": "unsafe_hash"}}
+_ATTRS_HASH = {"renames": {"attr:s(hash)": "unsafe_hash"}}
 _FROM = re.compile(r"from\s*(?:\.\s*)*")
 _AS = re.compile(r"\s*as\s+")
 
@@ -31,7 +33,11 @@ class StaleNameRule(Rule):
     names, attributes, imported modules and names (including `as` aliases),
     keyword arguments, definitions (functions, classes, parameters, `global`,
     `except ... as`, `case` captures), and string literals whose whole value is
-    the old name.
+    the old name. Names are resolved with libcst's scope analysis: a name that
+    resolves to a builtin (`hash(x)` when `hash` was renamed) is not the renamed
+    one and is left alone. A qualified entry (see Options) names one binding
+    instead of a spelling: a module's attribute, a class's attribute, or one
+    function's keyword argument.
 
     ## Why is this bad?
     A renamed name that lingers keeps the old spelling alive: new code copies
@@ -53,15 +59,48 @@ class StaleNameRule(Rule):
 
     ## Fix safety
     Safe: the old name is replaced by the new one, in the same place, keeping
-    quotes and string prefixes. A deliberate compatibility alias stays when its
-    line carries `# noqa: LR001`, e.g.
-    `handoff_occured = handoff_occurred  # noqa: LR001`. Only a string literal
+    quotes and string prefixes, and only where the result means the same: a
+    rename that would clash with a binding already there (another parameter of
+    the function, a local or import of that scope, a keyword the call already
+    passes, a name the scope uses from outside it) is reported with the reason
+    and not fixed. `fix` then verifies each file (it must compile, and names
+    must resolve as before) and renames a module-level name only if every
+    module of the project that imports it is renamed in the same run.
+    A deliberate compatibility alias stays when its line carries
+    `# noqa: LR001`, e.g. `handoff_occured = handoff_occurred  # noqa: LR001`;
+    uses of the alias are then renamed to the new name. Only a string literal
     that spells the old name exactly is checked: not one that builds it by
-    concatenation or escapes, nor an f-string.
+    concatenation or escapes, nor an f-string. A qualified entry never touches
+    strings.
 
     ## Options
-    `[tool.lint_rules.renames]`: a table of `old_name = "new_name"`; both must
-    be Python identifiers. With no entries the rule reports nothing.
+    `[tool.lint_rules.renames]`: a table of `old = "new"`, where `new` is a
+    Python identifier and `old` is one of:
+
+    - `old_name`: every binding and use of that spelling (except builtins),
+      and strings whose whole value is it;
+    - `"module:name"`: the attribute `name` of `module` (a function, class or
+      variable): its definition in that module, its imports
+      (`from module import name`, absolute or relative), its uses through them
+      and `module.name`; an `as` alias keeps its own name;
+    - `"module:Class.name"`: a class attribute or method: its definition in
+      the class, `self.name`/`cls.name` inside the class and `Class.name`; on
+      any other receiver the class is not known, and the finding is reported
+      without a fix;
+    - `"module:function(name)"` (or `"module:Class.method(name)"`): a keyword
+      argument: the parameter and its uses inside that function, and
+      `name=` in calls that resolve to that function.
+
+    ```toml
+    [tool.lint_rules.renames]
+    handoff_occured = "handoff_occurred"
+    "attr:s(hash)" = "unsafe_hash"
+    "agents.run:Runner.run_streamed(max_turn)" = "max_turns"
+    "requests.utils:get_unicode_from_response" = "text_of"
+    "agents.items:RunItem.raw_item" = "raw"
+    ```
+
+    With no entries the rule reports nothing.
     """
 
     CODE = "LR001"
@@ -78,6 +117,8 @@ class StaleNameRule(Rule):
         Valid("handoff_occured()"),
         Valid('NAMES = {"handoff_occ" "ured": 1}', options=_RENAMES),
         Valid("KEY = b'handoff_occured'", options=_RENAMES),
+        Valid("def digest(value):\n    return hash(value)\n", options=_HASH),
+        Valid("def key(value, hash=None):\n    return hash\n", options=_ATTRS_HASH),
     )
     INVALID = (
         Invalid(
@@ -197,6 +238,23 @@ class StaleNameRule(Rule):
             message="`handoff_occured` was renamed to `handoff_occurred`",
             line=1, column=16, end_line=1, end_column=31,
             replacement='print(f"sent: {handoff_occurred!r}")',
+            options=_RENAMES,
+        ),
+        Invalid(
+            "import attr\n\n@attr.s(hash=True)\nclass Point:\n    x = attr.ib()\n",
+            message="`attr:s(hash)` was renamed to `unsafe_hash`",
+            line=3, column=9, end_line=3, end_column=13,
+            replacement="import attr\n\n@attr.s(unsafe_hash=True)\nclass Point:\n    x = attr.ib()\n",
+            options=_ATTRS_HASH,
+        ),
+        Invalid(
+            "emit(handoff_occurred=1, handoff_occured=None)\n",
+            message=(
+                "`handoff_occured` was renamed to `handoff_occurred`; not fixed: "
+                "the call already passes `handoff_occurred`"
+            ),
+            line=1, column=26, end_line=1, end_column=41,
+            replacement=None,
             options=_RENAMES,
         ),
     )  # fmt: skip
