@@ -244,7 +244,9 @@ class StaleNameRule(Rule):
             "import attr\n\n@attr.s(hash=True)\nclass Point:\n    x = attr.ib()\n",
             message="`attr:s(hash)` was renamed to `unsafe_hash`",
             line=3, column=9, end_line=3, end_column=13,
-            replacement="import attr\n\n@attr.s(unsafe_hash=True)\nclass Point:\n    x = attr.ib()\n",
+            replacement=(
+                "import attr\n\n@attr.s(unsafe_hash=True)\nclass Point:\n    x = attr.ib()\n"
+            ),
             options=_ATTRS_HASH,
         ),
         Invalid(
