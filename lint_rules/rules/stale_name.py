@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import keyword
 import re
+import symtable
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -278,14 +280,18 @@ class StaleNameRule(Rule):
                 self.renames[target.old] = new
             else:
                 self.targets.setdefault(target.old, []).append(target)
-        self._sites: list[tuple[str, int, int, str]] = []
+        self._sites: list[tuple[str, int, int, str, int | None]] = []
+        """Occurrences: (old, start, end, kind, offset of the node that holds it)."""
+        self._keyword_clashes: dict[int, str] = {}
 
     def prefilter(self, text: str) -> bool:
         return any(old in text for old in self.renames) or any(old in text for old in self.targets)
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.renames or node.id in self.targets:  # the common case, kept cheap
-            self._check(node.id, *self.file.node_range(node))
+            start, end = self.file.node_range(node)
+            kind = "load" if isinstance(node.ctx, ast.Load) else "name"
+            self._check(node.id, start, end, kind, start)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._check_at_end(node.attr, node, "attribute")
@@ -293,11 +299,25 @@ class StaleNameRule(Rule):
     def visit_arg(self, node: ast.arg) -> None:
         if node.arg in self.renames or node.arg in self.targets:
             start, _ = self.file.node_range(node)
-            self._check(node.arg, start, start + len(node.arg))
+            self._check(node.arg, start, start + len(node.arg), "name", start)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        # Visited before its keywords: note the ones a bare rename would duplicate.
+        passed = {keyword.arg for keyword in node.keywords}
+        for argument in node.keywords:
+            new = self.renames.get(argument.arg) if argument.arg is not None else None
+            if new is not None and new in passed:
+                self._keyword_clashes[id(argument)] = f"the call already passes `{new}`"
 
     def visit_keyword(self, node: ast.keyword) -> None:
         if node.arg is not None and (node.arg in self.renames or node.arg in self.targets):
             start, _ = self.file.node_range(node)
+            clash = self._keyword_clashes.get(id(node))
+            if clash is not None:
+                new = self.renames[node.arg]
+                message = self.MESSAGE.format(old=node.arg, new=new)
+                self.report((start, start + len(node.arg)), f"{message}; not fixed: {clash}")
+                return
             self._check(node.arg, start, start + len(node.arg), "keyword")
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -311,7 +331,7 @@ class StaleNameRule(Rule):
 
     def visit_alias(self, node: ast.alias) -> None:
         if node.asname is not None:
-            self._check_at_end(node.asname, node)
+            self._check_at_end(node.asname, node, anchored=True)
         self._check_dotted(node.name, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -329,15 +349,17 @@ class StaleNameRule(Rule):
             _, type_end = self.file.node_range(node.type)
             separator = _AS.match(self.file.text, type_end)
             if separator is not None:
-                self._check(node.name, separator.end(), separator.end() + len(node.name))
+                start = separator.end()
+                anchor = self.file.node_range(node)[0]
+                self._check(node.name, start, start + len(node.name), "name", anchor)
 
     def visit_MatchAs(self, node: ast.MatchAs) -> None:
         if node.name is not None:
-            self._check_at_end(node.name, node)
+            self._check_at_end(node.name, node, anchored=True)
 
     def visit_MatchStar(self, node: ast.MatchStar) -> None:
         if node.name is not None:
-            self._check_at_end(node.name, node)
+            self._check_at_end(node.name, node, anchored=True)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str) or node.value not in self.renames:
@@ -349,19 +371,32 @@ class StaleNameRule(Rule):
 
     def check_file(self) -> None:
         sites, self._sites = self._sites, []
+        self._keyword_clashes = {}
         if not sites:
             return
-        try:
-            resolver: Resolver | None = Resolver(self.file)
-        except Exception:  # libcst cannot parse what ast can: bare renames as before
-            resolver = None
-        for old, start, end, kind in sites:
+        symbols: Symbols | None = None
+        resolver: Resolver | bool | None = False  # False: not built yet
+        for old, start, end, kind, anchor in sites:
             spelt = self.file.text[start:end] == old  # not so when spelt with non-ASCII forms
-            if resolver is None:
-                new = self.renames.get(old)
-                if new is not None:
+            new = self.renames.get(old)
+            if new is not None:  # a bare name: the stdlib's symbol tables decide, cheaply
+                reason: str | None = ""
+                if kind in ("name", "load") and anchor is not None:
+                    if symbols is None:
+                        symbols = Symbols(self.file, set(self.renames))
+                    reason = symbols.decide(old, new, anchor, kind == "load")
+                if reason is None:
+                    continue  # e.g. the builtin of that name: not what was renamed
+                message = self.MESSAGE.format(old=old, new=new)
+                if reason:
+                    self.report((start, end), f"{message}; not fixed: {reason}")
+                else:
                     fix = self.replace((start, end), new) if spelt else None
-                    self.report((start, end), self.MESSAGE.format(old=old, new=new), fix)
+                    self.report((start, end), message, fix)
+                continue
+            if resolver is False:
+                resolver = self._resolver()
+            if not isinstance(resolver, Resolver):
                 continue
             for decision in resolver.decide(old, start, kind, self.renames, self.targets):
                 message = self.MESSAGE.format(old=decision.old, new=decision.new)
@@ -372,14 +407,38 @@ class StaleNameRule(Rule):
                     self.report((start, end), message, fix)
                 break
 
-    def _check(self, name: str, start: int, end: int, kind: str = "name") -> None:
-        if name in self.renames or name in self.targets:
-            self._sites.append((name, start, end, kind))
+    def _resolver(self) -> Resolver | None:
+        """libcst's scope and qualified names, for qualified targets; ``None`` when no
+        target can apply to this file (it names none of their modules or owners)."""
+        text = self.file.text
+        module = module_name(self.file.path) if self.file.path.suffix == ".py" else ""
+        words = {
+            word
+            for targets in self.targets.values()
+            for target in targets
+            for word in (*target.module.split("."), target.owner.split(".")[0])
+            if word
+        }
+        own = any(target.module == module for ts in self.targets.values() for target in ts)
+        if not own and not any(word in text for word in words):
+            return None
+        try:
+            return Resolver(self.file)
+        except Exception:  # libcst cannot parse what ast can: qualified targets are skipped
+            return None
 
-    def _check_at_end(self, name: str, node: ast.AST, kind: str = "name") -> None:
+    def _check(
+        self, name: str, start: int, end: int, kind: str = "name", anchor: int | None = None
+    ) -> None:
         if name in self.renames or name in self.targets:
-            _, end = self.file.node_range(node)
-            self._check(name, end - len(name), end, kind)
+            self._sites.append((name, start, end, kind, anchor))
+
+    def _check_at_end(
+        self, name: str, node: ast.AST, kind: str = "name", anchored: bool = False
+    ) -> None:
+        if name in self.renames or name in self.targets:
+            start, end = self.file.node_range(node)
+            self._check(name, end - len(name), end, kind, start if anchored else None)
 
     def _check_definition(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -387,7 +446,8 @@ class StaleNameRule(Rule):
         if node.name in self.renames or node.name in self.targets:
             name = self.file.definition_name(node)
             if name is not None:
-                self._check(node.name, *name)
+                anchor = self.offset_of(node)
+                self._check(node.name, name[0], name[1], "name", anchor)
 
     def _check_dotted(self, dotted: str, node: ast.alias | ast.ImportFrom) -> None:
         parts = dotted.split(".")
@@ -405,6 +465,9 @@ class StaleNameRule(Rule):
             for index, part in enumerate(parts, start=1):
                 self._check(part, match.start(index), match.end(index), "import")
 
+    def offset_of(self, node: ast.stmt) -> int:
+        return self.file.offset(node.lineno, node.col_offset)
+
     def _check_listed(self, names: list[str], node: ast.Global | ast.Nonlocal) -> None:
         start, end = self.file.node_range(node)
         for name in names:
@@ -412,6 +475,201 @@ class StaleNameRule(Rule):
                 found = re.compile(rf"\b{re.escape(name)}\b").search(self.file.text, start, end)
                 if found is not None:
                     self._check(name, found.start(), found.end(), "declaration")
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPREHENSIONS = {
+    ast.ListComp: "listcomp",
+    ast.SetComp: "setcomp",
+    ast.DictComp: "dictcomp",
+    ast.GeneratorExp: "genexpr",
+}
+
+
+class Symbols:
+    """The stdlib's symbol tables of one file (``symtable``: the compiler's own scope
+    analysis, far cheaper than libcst's), and which table each occurrence is in."""
+
+    def __init__(self, file: FileContext, names: set[str]) -> None:
+        self.file = file
+        self.module = symtable.symtable(file.text, str(file.path), "exec")
+        self.parent: dict[int, symtable.SymbolTable] = {}
+        self.at: dict[int, symtable.SymbolTable] = {}
+        """The table of each node holding one of ``names``, by the node's start offset."""
+        self.aliases: set[tuple[str, str]] = set()
+        """``old = new`` assignments at module or class level."""
+        self._walk(file.ast_tree, names)
+
+    def decide(self, old: str, new: str, anchor: int, load: bool) -> str | None:
+        """``None``: not the renamed binding (a builtin); ``""``: rename; else why not."""
+        table = self.at.get(anchor)
+        if table is None:
+            return ""  # not placed (should not happen): the verification still guards
+        try:
+            symbol = table.lookup(old)
+        except KeyError:
+            return ""
+        bound = table
+        if symbol.is_declared_global() or (load and symbol.is_global() and not symbol.is_local()):
+            bound = self.module
+            try:
+                at_module = self.module.lookup(old)
+            except KeyError:
+                at_module = None
+            if at_module is None or not at_module.is_local():
+                return None if old in _BUILTINS else ""  # a builtin, or unresolved
+        elif symbol.is_free():
+            current = self.parent.get(id(table))
+            while current is not None and current is not self.module:
+                found = _symbol(current, old)
+                if found is not None and found.is_local() and current.get_type() != "class":
+                    bound = current
+                    break
+                current = self.parent.get(id(current))
+        return self._clash(bound, old, new, load)
+
+    def _clash(self, bound: symtable.SymbolTable, old: str, new: str, load: bool) -> str:
+        existing = _symbol(bound, new)
+        if existing is not None and existing.is_local():
+            if load and (old, new) in self.aliases:
+                return ""  # `old = new`: the old name already means the new one
+            return f"`{new}` is already {_describe(bound, existing)}"
+        for table in self._within(bound):
+            used = _symbol(table, new)
+            if used is not None and used.is_referenced() and not used.is_local():
+                at_module = _symbol(self.module, new)
+                if at_module is not None and at_module.is_imported():
+                    return f"`{new}` already names an import here"
+                if (at_module is None or not at_module.is_local()) and new in _BUILTINS:
+                    return f"the builtin `{new}` is used here"
+                return f"`{new}` already names an outer definition here"
+        return ""
+
+    def _within(self, bound: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
+        pending = [bound]
+        while pending:
+            table = pending.pop()
+            yield table
+            pending.extend(table.get_children())
+
+    def _walk(self, tree: ast.Module, names: set[str]) -> None:
+        children: dict[int, dict[tuple[str, int], list[symtable.SymbolTable]]] = {}
+
+        def child(table: symtable.SymbolTable, name: str, line: int) -> symtable.SymbolTable:
+            index = children.get(id(table))
+            if index is None:
+                index = children[id(table)] = {}
+                for sub in table.get_children():
+                    self.parent[id(sub)] = table
+                    index.setdefault((sub.get_name(), sub.get_lineno()), []).append(sub)
+            found = index.get((name, line))
+            return found.pop(0) if found else table
+
+        offset = self.file.offset
+        stack: list[tuple[ast.AST, symtable.SymbolTable]] = [(tree, self.module)]
+        while stack:
+            node, table = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name in names:
+                    self.at[offset(node.lineno, node.col_offset)] = table
+                inner = child(table, node.name, node.lineno)
+                outer: list[ast.AST] = list(node.decorator_list)
+                if isinstance(node, ast.ClassDef):
+                    outer += [*node.bases, *node.keywords]
+                    self._note_aliases(node.body, names)
+                    stack.extend((statement, inner) for statement in node.body)
+                else:
+                    arguments = node.args
+                    outer += [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
+                    outer += [a.annotation for a in _arguments(arguments) if a.annotation]
+                    if node.returns is not None:
+                        outer.append(node.returns)
+                    stack.extend((argument, inner) for argument in _arguments(arguments))
+                    stack.extend((statement, inner) for statement in node.body)
+                stack.extend((item, table) for item in outer)
+                continue
+            if isinstance(node, ast.Lambda):
+                inner = child(table, "lambda", node.lineno)
+                arguments = node.args
+                stack.extend(
+                    (item, table)
+                    for item in [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
+                )
+                stack.extend((argument, inner) for argument in _arguments(arguments))
+                stack.append((node.body, inner))
+                continue
+            kind = _COMPREHENSIONS.get(type(node))
+            if kind is not None:
+                assert isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+                inner = child(table, kind, node.lineno)
+                first, *rest = node.generators
+                stack.append((first.iter, table))
+                stack.append((first.target, inner))
+                stack.extend((condition, inner) for condition in first.ifs)
+                stack.extend((generator, inner) for generator in rest)
+                if isinstance(node, ast.DictComp):
+                    stack.extend(((node.key, inner), (node.value, inner)))
+                else:
+                    stack.append((node.elt, inner))
+                continue
+            if isinstance(node, ast.Module):
+                self._note_aliases(node.body, names)
+            name = _bound_name(node)
+            if name is not None and name in names:
+                self.at[offset(node.lineno, node.col_offset)] = table  # type: ignore[attr-defined]
+            stack.extend((item, table) for item in ast.iter_child_nodes(node))
+
+    def _note_aliases(self, body: list[ast.stmt], names: set[str]) -> None:
+        for statement in body:
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id in names
+                and isinstance(statement.value, ast.Name)
+            ):
+                self.aliases.add((statement.targets[0].id, statement.value.id))
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name
+    if isinstance(node, ast.alias):
+        return node.asname
+    return None
+
+
+def _arguments(arguments: ast.arguments) -> list[ast.arg]:
+    found = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    found += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return found
+
+
+def _symbol(table: symtable.SymbolTable, name: str) -> symtable.Symbol | None:
+    try:
+        return table.lookup(name)
+    except KeyError:
+        return None
+
+
+def _describe(table: symtable.SymbolTable, symbol: symtable.Symbol) -> str:
+    kind, name = table.get_type(), table.get_name()
+    if symbol.is_parameter():
+        return f"a parameter of `{name}`"
+    if symbol.is_imported():
+        return "an import in this scope"
+    if kind == "function":
+        return f"a local of `{name}`"
+    if kind == "class":
+        return f"a member of class `{name}`"
+    return "defined in this module"
 
 
 def _is_identifier(name: str) -> bool:
