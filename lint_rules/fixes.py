@@ -174,6 +174,11 @@ def _resolution_change(before: str, after: str) -> str | None:
         for a, b in zip(tokens_before, tokens_after, strict=True)
         if a[0] == tokenize.NAME and a[1] != b[1]
     }
+    if not renamed_names and not any(
+        a[0] == tokenize.STRING and a[1] != b[1] and "f" in a[1].split("'")[0].split('"')[0].lower()
+        for a, b in zip(tokens_before, tokens_after, strict=True)
+    ):
+        return None  # only comments and plain strings changed: no name resolves differently
     for position, (kind, detail) in sorted(resolved_before.items()):
         index = positions_before.get(position)
         if index is None or kind == "unresolved":
