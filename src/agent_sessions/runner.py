@@ -35,7 +35,7 @@ import json
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from .agent import Agent, RunContextWrapper
 from .events import (
@@ -61,7 +61,7 @@ from .models import (
     ModelResponse,
     TextDelta,
 )
-from .protocol import Item, Session, SessionSettings, coerce_session_settings
+from .protocol import Item, SessionSettings, coerce_session_settings
 from .tools import ToolArgumentsError
 
 __all__ = [
@@ -74,6 +74,7 @@ __all__ = [
     "RunResult",
     "RunResultStreaming",
     "Runner",
+    "RunnerSession",
     "SessionInputCallback",
 ]
 
@@ -83,6 +84,22 @@ SessionInputCallback: TypeAlias = Callable[
     [list[Item], list[Item]], list[Item] | Awaitable[list[Item]]
 ]
 """``callback(history, new_input) -> model_input``, sync or async. It receives copies."""
+
+
+class RunnerSession(Protocol):
+    """What the runner needs of a session: the :class:`~agent_sessions.protocol.Session`
+    protocol, where ``session_settings`` is optional (as in the Agents SDK): a class with
+    ``session_id`` and the four async methods is enough."""
+
+    session_id: str
+
+    async def get_items(self, limit: int | None = None) -> list[Item]: ...
+
+    async def add_items(self, items: list[Item]) -> None: ...
+
+    async def pop_item(self) -> Item | None: ...
+
+    async def clear_session(self) -> None: ...
 
 
 class MaxTurnsExceeded(RuntimeError):
@@ -265,7 +282,7 @@ class Runner:
         input: str | list[Item],
         *,
         context: Any = None,
-        session: Session | None = None,
+        session: RunnerSession | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         run_config: RunConfig | Mapping[str, Any] | None = None,
     ) -> RunResult:
@@ -295,7 +312,7 @@ class Runner:
         input: str | list[Item],
         *,
         context: Any = None,
-        session: Session | None = None,
+        session: RunnerSession | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         run_config: RunConfig | Mapping[str, Any] | None = None,
     ) -> RunResult:
@@ -327,7 +344,7 @@ class Runner:
         input: str | list[Item],
         *,
         context: Any = None,
-        session: Session | None = None,
+        session: RunnerSession | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         run_config: RunConfig | Mapping[str, Any] | None = None,
     ) -> RunResultStreaming:
@@ -360,7 +377,7 @@ class _Run:
 
     agent: Agent
     raw_input: str | list[Item]
-    session: Session | None
+    session: RunnerSession | None
     max_turns: int
     config: RunConfig
     context: RunContextWrapper[Any]
@@ -512,7 +529,7 @@ def _check_session(session: object) -> None:
         )
 
 
-async def _read_history(session: Session, config: RunConfig) -> list[Item]:
+async def _read_history(session: RunnerSession, config: RunConfig) -> list[Item]:
     # session_settings is optional: a session written for the SDK's protocol may lack it
     own = coerce_session_settings(getattr(session, "session_settings", None)) or SessionSettings()
     settings = own.resolve(config.session_settings)
