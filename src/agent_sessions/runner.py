@@ -190,20 +190,18 @@ class RunResultStreaming:
         self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         self._error: BaseException | None = None
         self._iterated = False
-        self._cancelled = False
         self._task = asyncio.get_running_loop().create_task(self._drive())
+        # a callback, not a finally: a task cancelled before its first step runs no code
+        self._task.add_done_callback(self._finished)
 
     async def _drive(self) -> None:
-        try:
-            async for event in self._run.events():
-                self._queue.put_nowait(event)
-        except asyncio.CancelledError:
-            self._cancelled = True
-            raise
-        except Exception as exc:  # handed to whoever iterates the stream
-            self._error = exc
-        finally:
-            self._queue.put_nowait(None)
+        async for event in self._run.events():
+            self._queue.put_nowait(event)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled():
+            self._error = task.exception()  # handed to whoever iterates the stream
+        self._queue.put_nowait(None)
 
     async def stream_events(self) -> AsyncGenerator[StreamEvent, None]:
         """The run's events, in order. May be iterated once; leaving the iteration early
@@ -260,7 +258,7 @@ class RunResultStreaming:
         :class:`RunCancelledError` after a cancelled one."""
         if self._run.result is not None:
             return self._run.result
-        if self._cancelled or self._run.stopped:
+        if self._task.cancelled() or self._run.stopped:
             raise RunCancelledError("the run was cancelled before it finished")
         if self._error is not None:
             raise RuntimeError("the run failed; the error was raised from stream_events()")

@@ -393,6 +393,20 @@ async def test_cancel_after_turn_saves_the_turn_then_stops(open_session: OpenSes
         _ = streamed.result
 
 
+async def test_cancel_before_the_run_began_ends_the_stream(open_session: OpenSession) -> None:
+    session = open_session()
+    streamed = Runner.run_streamed(Agent(name="Echo", model=OfflineModel()), "Hi", session=session)
+    streamed.cancel()
+
+    async def drain() -> list[Any]:
+        return [event async for event in streamed.stream_events()]
+
+    assert await asyncio.wait_for(drain(), timeout=30) == []
+    assert await session.get_items() == []
+    with pytest.raises(RunCancelledError):
+        _ = streamed.final_output
+
+
 async def test_cancel_mode_is_checked() -> None:
     streamed = Runner.run_streamed(Agent(name="Echo", model=OfflineModel()), "Hello")
     with pytest.raises(ValueError, match="cancel mode"):

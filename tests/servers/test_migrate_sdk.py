@@ -394,3 +394,29 @@ def test_invalid_redis_entries_are_refused_with_their_place(
     assert status == 1
     assert "session 'u' list index 1: not JSON" in err
     assert read_ours(target, ["u"]) == {"u": []}
+
+
+async def test_our_runner_continues_a_migrated_conversation(tmp_path: Path) -> None:
+    from agent_sessions import Agent, OfflineModel, Runner, SQLiteSession
+    from agent_sessions.migrate import migrate
+
+    db = tmp_path / "conversations.db"
+    sdk_session = agents.SQLiteSession("user_123", db)
+    await sdk_session.add_items(SESSIONS["user_123"][:2])  # type: ignore[arg-type]
+    await sdk_session.add_items([{"role": "user", "content": "My name is Ada."}])
+    sdk_session.close()
+    store = open_store(f"sqlite:///{db}")
+    try:
+        report = await migrate(await read_sdk_sqlite(db), store)
+    finally:
+        await store.close()
+    assert [(o.session_id, o.action, o.written) for o in report.sessions] == [
+        ("user_123", "copied", 3)
+    ]
+
+    async with SQLiteSession("user_123", db) as session:
+        agent = Agent(name="Assistant", model=OfflineModel())
+        result = await Runner.run(agent, "What is my name?", session=session)
+        assert "My name is Ada." in result.final_output
+        assert "Hi, I'm planning a trip to Japan 🗾" in result.final_output
+        assert len(await session.get_items()) == 5
