@@ -22,9 +22,10 @@ What a migration guarantees:
 
 - **lossless**: every item as the SDK stored it (every field, unicode, nesting), in the
   SDK's order, under the same session id;
-- **idempotent**: a session whose items are already there is left alone, so a second run
-  changes nothing; a session that has grown in the SDK's store since the last run gets
-  only its new items (the target holds a prefix of the source);
+- **idempotent**: a session whose items are already there is left alone (also when our
+  side has added items after them since), so a second run changes nothing; a session that
+  has grown in the SDK's store since the last run gets only its new items (the target
+  holds a prefix of the source);
 - **nothing refused silently**: every problem is found before anything is written, and
   then nothing is written: a row that is not a JSON object (unless ``skip_invalid``, which
   reports each skipped row), a target session that holds other items than the source
@@ -225,7 +226,8 @@ async def migrate(
     """Write ``sources`` into ``store``, session by session, under the same ids.
 
     A target session that is empty gets every item; one that already holds the source's
-    items (all, or the first ones) gets only the rest, or nothing. Every target is read
+    items (the first ones, or all of them, perhaps followed by newer ones) gets only the
+    rest, or nothing. Every target is read
     before anything is written: a conflict (a target holding other items) raises
     ``MigrationError`` naming every conflicting session, and nothing is written.
     ``dry_run`` reports what would be done and writes nothing.
@@ -239,7 +241,9 @@ async def migrate(
             continue
         existing = await store.session(source.session_id).get_items()
         total = len(source.items)
-        if existing == source.items[: len(existing)]:
+        if existing[:total] == source.items:  # all there (the target may have grown since)
+            plan.append((source, SessionOutcome(source.session_id, "unchanged", 0, total)))
+        elif existing == source.items[: len(existing)]:
             missing = total - len(existing)
             action: Action = (
                 "unchanged" if missing == 0 else "copied" if not existing else "appended"

@@ -420,3 +420,11 @@ async def test_our_runner_continues_a_migrated_conversation(tmp_path: Path) -> N
         assert "My name is Ada." in result.final_output
         assert "Hi, I'm planning a trip to Japan 🗾" in result.final_output
         assert len(await session.get_items()) == 5
+
+    store = open_store(f"sqlite:///{db}")
+    try:  # the conversation went on in our store: migrating again leaves it alone
+        again = await migrate(await read_sdk_sqlite(db), store)
+        assert len(await store.session("user_123").get_items()) == 5
+    finally:
+        await store.close()
+    assert [(o.action, o.written) for o in again.sessions] == [("unchanged", 0)]
