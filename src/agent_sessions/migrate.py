@@ -43,7 +43,7 @@ import json
 import re
 import sqlite3
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -130,13 +130,15 @@ async def read_sdk_sqlite(
     *,
     sessions_table: str = DEFAULT_SESSIONS_TABLE,
     messages_table: str = DEFAULT_MESSAGES_TABLE,
+    session_ids: Collection[str] | None = None,
     skip_invalid: bool = False,
 ) -> list[SDKSession]:
     """Every session with items in a database the SDK's ``SQLiteSession`` wrote, in
     session id order, items in the SDK's order (its row ids).
 
-    The file is opened read-only. ``MigrationError`` when the file or a table is missing,
-    or (without ``skip_invalid``) when a row is not a JSON object.
+    The file is opened read-only. ``session_ids`` reads only those sessions. Raises
+    ``MigrationError`` when the file, a table or a requested session is missing, or
+    (without ``skip_invalid``) when a row is not a JSON object.
     """
     for name, value in (("sessions_table", sessions_table), ("messages_table", messages_table)):
         if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
@@ -146,7 +148,7 @@ async def read_sdk_sqlite(
     grouped: dict[str, list[tuple[str, str | bytes]]] = {}
     for row_id, session_id, data in rows:
         grouped.setdefault(str(session_id), []).append((f"row id {row_id}", data))
-    return _decode_sessions(grouped, f"{source} table {messages_table}", skip_invalid)
+    return _decode_sessions(grouped, f"{source} table {messages_table}", session_ids, skip_invalid)
 
 
 def _read_sqlite_rows(
@@ -183,14 +185,19 @@ def _read_sqlite_rows(
 
 
 async def read_sdk_redis(
-    url: str, *, key_prefix: str = DEFAULT_KEY_PREFIX, skip_invalid: bool = False
+    url: str,
+    *,
+    key_prefix: str = DEFAULT_KEY_PREFIX,
+    session_ids: Collection[str] | None = None,
+    skip_invalid: bool = False,
 ) -> list[SDKSession]:
     """Every session with items that the SDK's ``RedisSession`` wrote under
     ``key_prefix`` at ``url``, in session id order, items in list order.
 
-    Keys are found with ``SCAN`` (never ``KEYS``) and only read. ``MigrationError`` when the
-    server cannot be reached, or (without ``skip_invalid``) when an entry is not a JSON
-    object.
+    Keys are found with ``SCAN`` (never ``KEYS``) and only read; ``session_ids`` reads
+    only those sessions. Raises ``MigrationError`` when the server cannot be reached or a
+    requested session is missing, or (without ``skip_invalid``) when an entry is not a
+    JSON object.
     """
     try:
         import redis.asyncio
@@ -217,7 +224,7 @@ async def read_sdk_redis(
         raise MigrationError(f"cannot read the SDK's sessions at {mask_url(url)}: {exc}") from exc
     finally:
         await client.aclose()
-    return _decode_sessions(grouped, f"{mask_url(url)} keys {pattern}", skip_invalid)
+    return _decode_sessions(grouped, f"{mask_url(url)} keys {pattern}", session_ids, skip_invalid)
 
 
 async def migrate(
@@ -268,10 +275,18 @@ async def migrate(
 
 
 def _decode_sessions(
-    grouped: dict[str, list[tuple[str, str | bytes]]], origin: str, skip_invalid: bool
+    grouped: dict[str, list[tuple[str, str | bytes]]],
+    origin: str,
+    session_ids: Collection[str] | None,
+    skip_invalid: bool,
 ) -> list[SDKSession]:
-    """Each session's rows decoded to items; every bad row is collected, then either
-    skipped (and reported) or raised together."""
+    """Each (requested) session's rows decoded to items; every bad row is collected, then
+    either skipped (and reported) or raised together."""
+    if session_ids is not None:
+        absent = sorted(set(session_ids) - set(grouped))
+        if absent:
+            raise MigrationError(f"no such session in {origin}: {', '.join(absent)}")
+        grouped = {sid: rows for sid, rows in grouped.items() if sid in set(session_ids)}
     sessions: list[SDKSession] = []
     problems: list[SkippedRow] = []
     for session_id in sorted(grouped):
@@ -371,7 +386,10 @@ async def _run_command(args: argparse.Namespace) -> int:
         ):
             raise ValueError("--sessions-table/--messages-table are for a SQLite source")
         sources = await read_sdk_redis(
-            source, key_prefix=args.key_prefix, skip_invalid=args.skip_invalid
+            source,
+            key_prefix=args.key_prefix,
+            session_ids=args.only,
+            skip_invalid=args.skip_invalid,
         )
     else:
         if args.key_prefix != DEFAULT_KEY_PREFIX:
@@ -385,14 +403,9 @@ async def _run_command(args: argparse.Namespace) -> int:
             path,
             sessions_table=args.sessions_table,
             messages_table=args.messages_table,
+            session_ids=args.only,
             skip_invalid=args.skip_invalid,
         )
-    if args.only:
-        wanted = set(args.only)
-        absent = sorted(wanted - {source.session_id for source in sources})
-        if absent:
-            raise MigrationError(f"no such session in the source: {', '.join(absent)}")
-        sources = [source for source in sources if source.session_id in wanted]
     store = open_store(args.url)
     try:
         report = await migrate(sources, store, dry_run=args.dry_run)

@@ -271,6 +271,14 @@ def test_rows_that_are_not_items_are_refused_or_skipped_and_listed(
     assert "--skip-invalid" in err
     assert read_ours(target, ["u"]) == {"u": []}
 
+    write_sdk_sqlite(db, {"clean": [{"role": "user", "content": "fine"}]})
+    status, _, _ = run_cli(capsys, str(db), target, "--session", "clean")
+    assert status == 0  # the invalid rows belong to another session
+    assert read_ours(target, ["clean", "u"]) == {
+        "clean": [{"role": "user", "content": "fine"}],
+        "u": [],
+    }
+
     status, out, err = run_cli(capsys, str(db), target, "--skip-invalid")
     assert status == 0
     assert "skipped   u: row id 2: not JSON" in err
@@ -301,7 +309,8 @@ def test_dry_run_and_session_filter(tmp_path: Path, capsys: pytest.CaptureFixtur
 
     status, _, err = run_cli(capsys, str(db), target, "--session", "nobody")
     assert status == 1
-    assert "no such session in the source: nobody" in err
+    assert "no such session in" in err
+    assert err.rstrip().endswith("agent_messages: nobody")
 
 
 def test_a_missing_source_is_an_error_and_is_not_created(
