@@ -234,9 +234,9 @@ async def migrate(
 
     A target session that is empty gets every item; one that already holds the source's
     items (the first ones, or all of them, perhaps followed by newer ones) gets only the
-    rest, or nothing. Every target is read
-    before anything is written: a conflict (a target holding other items) raises
-    ``MigrationError`` naming every conflicting session, and nothing is written.
+    rest, or nothing. Every target is read before anything is written: a conflict (a
+    target holding other items) raises ``MigrationError`` naming every conflicting
+    session, and nothing is written.
     ``dry_run`` reports what would be done and writes nothing.
     """
     plan: list[tuple[SDKSession, SessionOutcome]] = []
@@ -250,11 +250,9 @@ async def migrate(
         total = len(source.items)
         if existing[:total] == source.items:  # all there (the target may have grown since)
             plan.append((source, SessionOutcome(source.session_id, "unchanged", 0, total)))
-        elif existing == source.items[: len(existing)]:
+        elif existing == source.items[: len(existing)]:  # a first part is there, or none
+            action: Action = "appended" if existing else "copied"
             missing = total - len(existing)
-            action: Action = (
-                "unchanged" if missing == 0 else "copied" if not existing else "appended"
-            )
             plan.append((source, SessionOutcome(source.session_id, action, missing, total)))
         else:
             conflicts.append(
@@ -283,10 +281,11 @@ def _decode_sessions(
     """Each (requested) session's rows decoded to items; every bad row is collected, then
     either skipped (and reported) or raised together."""
     if session_ids is not None:
-        absent = sorted(set(session_ids) - set(grouped))
+        wanted = set(session_ids)
+        absent = sorted(wanted - set(grouped))
         if absent:
             raise MigrationError(f"no such session in {origin}: {', '.join(absent)}")
-        grouped = {sid: rows for sid, rows in grouped.items() if sid in set(session_ids)}
+        grouped = {sid: rows for sid, rows in grouped.items() if sid in wanted}
     sessions: list[SDKSession] = []
     problems: list[SkippedRow] = []
     for session_id in sorted(grouped):

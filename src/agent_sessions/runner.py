@@ -137,9 +137,8 @@ class RunConfig:
                     f"unknown run_config keys: {', '.join(unknown)} (this runner knows "
                     f"{', '.join(sorted(_RUN_CONFIG_FIELDS))})"
                 )
-            settings = config.get("session_settings")
             return cls(
-                session_settings=None if settings is None else SessionSettings().resolve(settings),
+                session_settings=coerce_session_settings(config.get("session_settings")),
                 session_input_callback=config.get("session_input_callback"),
             )
         raise TypeError(
@@ -261,7 +260,7 @@ class RunResultStreaming:
         if self._task.cancelled() or self._run.stopped:
             raise RunCancelledError("the run was cancelled before it finished")
         if self._error is not None:
-            raise RuntimeError("the run failed; the error was raised from stream_events()")
+            raise RuntimeError(f"the run failed: {self._error!r}") from self._error
         raise RuntimeError("the run has not finished: iterate stream_events() to its end")
 
 

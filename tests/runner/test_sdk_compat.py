@@ -259,6 +259,9 @@ async def test_run_config_as_a_dict_and_unknown_keys(open_session: OpenSession) 
     assert result.final_output.startswith('You said: "two". That is the first')
     with pytest.raises(TypeError, match="unknown run_config keys: tracing_disabled"):
         await Runner.run(agent, "x", session=session, run_config={"tracing_disabled": True})
+    with pytest.raises(TypeError, match="session_settings must be a SessionSettings"):
+        await Runner.run(agent, "x", session=session, run_config={"session_settings": 5})
+    assert len(await session.get_items()) == 4
 
 
 async def test_stream_events_carry_the_sdks_type_discriminators() -> None:
