@@ -283,6 +283,10 @@ class StaleNameRule(Rule):
         self._sites: list[tuple[str, int, int, str, int | None]] = []
         """Occurrences: (old, start, end, kind, offset of the node that holds it)."""
         self._keyword_clashes: dict[int, str] = {}
+        self._receivers: dict[int, str] = {}
+        self._imports: dict[str, str] | None = None
+        self._site_receivers: dict[int, str] = {}
+        """The receiver's name of ``name.old`` attribute sites, by the site's end."""
 
     def prefilter(self, text: str) -> bool:
         return any(old in text for old in self.renames) or any(old in text for old in self.targets)
@@ -294,7 +298,11 @@ class StaleNameRule(Rule):
             self._check(node.id, start, end, kind, start)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._check_at_end(node.attr, node, "attribute")
+        if node.attr in self.renames or node.attr in self.targets:
+            _, end = self.file.node_range(node)
+            if isinstance(node.value, ast.Name):
+                self._receivers[end] = node.value.id
+            self._check(node.attr, end - len(node.attr), end, "attribute")
 
     def visit_arg(self, node: ast.arg) -> None:
         if node.arg in self.renames or node.arg in self.targets:
@@ -372,6 +380,8 @@ class StaleNameRule(Rule):
     def check_file(self) -> None:
         sites, self._sites = self._sites, []
         self._keyword_clashes = {}
+        self._imports = None
+        self._site_receivers, self._receivers = self._receivers, {}
         if not sites:
             return
         symbols: Symbols | None = None
@@ -381,6 +391,8 @@ class StaleNameRule(Rule):
             new = self.renames.get(old)
             if new is not None:  # a bare name: the stdlib's symbol tables decide, cheaply
                 reason: str | None = ""
+                if kind == "attribute" and self._elsewhere(old, end):
+                    continue  # e.g. `optparse.OptionParser` when the project defines its own
                 if kind in ("name", "load") and anchor is not None:
                     if symbols is None:
                         symbols = Symbols(self.file, set(self.renames))
@@ -406,6 +418,27 @@ class StaleNameRule(Rule):
                     fix = self.replace((start, end), decision.new) if spelt else None
                     self.report((start, end), message, fix)
                 break
+
+    def _elsewhere(self, old: str, end: int) -> bool:
+        """Whether ``receiver.old`` reads another project's ``old``: the receiver is a
+        module imported from outside the project, and the project defines ``old`` itself
+        (then the bare name means the project's own; otherwise, e.g. a renamed function
+        of a library, the attribute on that library's module is exactly what moved)."""
+        receiver = self._site_receivers.get(end)
+        if receiver is None or old not in self.file.project.definitions:
+            return False
+        module = self._module_imports().get(receiver)
+        return module is not None and module.split(".")[0] not in self.file.project.packages
+
+    def _module_imports(self) -> dict[str, str]:
+        if self._imports is None:
+            self._imports = {}
+            for node in ast.walk(self.file.ast_tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        local = alias.asname or alias.name.split(".")[0]
+                        self._imports[local] = alias.name if alias.asname else local
+        return self._imports
 
     def _resolver(self) -> Resolver | None:
         """libcst's scope and qualified names, for qualified targets; ``None`` when no

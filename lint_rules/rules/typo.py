@@ -233,7 +233,6 @@ class TypoRule(Rule):
 
 _INLINE_CODE = re.compile(r"``[^`\n]+``|`[^`\n]+`")
 """Inline code in reStructuredText and Markdown prose, role targets (:func:`name`) included."""
-_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 
 
 def _file_names(tree: ast.Module) -> set[str]:
@@ -252,27 +251,6 @@ def _file_names(tree: ast.Module) -> set[str]:
             names.update(node.name.split("."))
             if node.asname:
                 names.add(node.asname)
-    return names
-
-
-_PROJECT_NAMES: dict[Path, frozenset[str]] = {}
-
-
-def project_names(root: Path | None) -> frozenset[str]:
-    """The functions and classes defined in the project's Python files (read once per process)."""
-    if root is None:
-        return frozenset()
-    names = _PROJECT_NAMES.get(root)
-    if names is None:
-        from lint_rules.discovery import discover
-
-        found: set[str] = set()
-        for path in discover([root], root, ()):
-            try:
-                found.update(_DEFINED.findall(path.read_text(encoding="utf-8", errors="replace")))
-            except OSError:
-                continue
-        names = _PROJECT_NAMES[root] = frozenset(found)
     return names
 
 
@@ -426,7 +404,7 @@ class _Placer:
         while last < len(self.text) and (self.text[last].isalnum() or self.text[last] == "_"):
             last += 1
         word = self.text[first:last]
-        if word in _file_names(self.file.ast_tree) or word in project_names(self.file.root):
+        if word in _file_names(self.file.ast_tree) or word in self.file.project.definitions:
             return f"; not fixed: `{word}` names code in this project"
         return ""
 

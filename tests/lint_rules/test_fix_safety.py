@@ -467,3 +467,44 @@ def test_renames_and_literals_reach_their_fixed_point_in_one_run(project: Path, 
     assert "handoff_occured" not in (project / "app.py").read_text()  # noqa: LR001
     second = lint("fix", "--unsafe-fixes", "--diff", "--select", "LR001,LR002")
     assert second.code == 0, second.out
+
+
+def test_an_attribute_of_an_outside_module_is_left_when_the_project_defines_the_name(
+    project: Path, lint: Lint
+) -> None:
+    _project(
+        project,
+        'OptionParser = "_OptionParser"',
+        {
+            "pkg/__init__.py": "",
+            "pkg/parser.py": "class OptionParser:\n    pass\n",
+            "pkg/cli.py": (
+                "import optparse\n\nfrom pkg import parser\n\n"
+                "old = optparse.OptionParser()\nnew = parser.OptionParser()\n"
+            ),
+        },
+    )
+
+    outcome = lint("fix")
+
+    assert outcome.code == 0, outcome.out
+    assert (project / "pkg" / "parser.py").read_text() == "class _OptionParser:\n    pass\n"
+    assert (
+        (project / "pkg" / "cli.py")
+        .read_text()
+        .endswith("old = optparse.OptionParser()\nnew = parser._OptionParser()\n")
+    )
+
+
+def test_an_attribute_of_a_library_module_is_renamed_when_the_project_does_not_define_it(
+    project: Path, lint: Lint
+) -> None:
+    _project(
+        project,
+        'get_distribution = "get_dist"',
+        {"m.py": "import pkg_resources\n\npkg_resources.get_distribution('x')\n"},
+    )
+
+    lint("fix")
+
+    assert (project / "m.py").read_text().endswith("pkg_resources.get_dist('x')\n")
