@@ -35,11 +35,14 @@ class StaleNameRule(Rule):
     names, attributes, imported modules and names (including `as` aliases),
     keyword arguments, definitions (functions, classes, parameters, `global`,
     `except ... as`, `case` captures), and string literals whose whole value is
-    the old name. Names are resolved with libcst's scope analysis: a name that
-    resolves to a builtin (`hash(x)` when `hash` was renamed) is not the renamed
-    one and is left alone. A qualified entry (see Options) names one binding
+    the old name. Names are resolved by scope (the compiler's symbol tables):
+    a name that resolves to a builtin (`hash(x)` when `hash` was renamed) is not
+    the renamed one and is left alone, and when the project defines the old
+    name itself, an attribute of a module imported from outside the project
+    (`optparse.OptionParser`) is another project's name and is left alone too.
+    A qualified entry (see Options) names one binding
     instead of a spelling: a module's attribute, a class's attribute, or one
-    function's keyword argument.
+    function's keyword argument (resolved with libcst's qualified names).
 
     ## Why is this bad?
     A renamed name that lingers keeps the old spelling alive: new code copies
