@@ -224,7 +224,8 @@ def check_project(project: Project, work: Path) -> Outcome:
 def download(project: Project, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     spec = f"{project.name}=={project.version}"
-    stem = re.compile(rf"{re.escape(project.name).replace('-', '[-_]')}-{project.version}\.tar\.gz")
+    name = "[-_]".join(re.escape(part) for part in project.name.split("-"))
+    stem = re.compile(rf"{name}-{re.escape(project.version)}\.tar\.gz")
     found = [path for path in directory.iterdir() if stem.fullmatch(path.name)]
     if not found:
         subprocess.run(

@@ -428,10 +428,11 @@ class StaleNameRule(Rule):
         (then the bare name means the project's own; otherwise, e.g. a renamed function
         of a library, the attribute on that library's module is exactly what moved)."""
         receiver = self._site_receivers.get(end)
-        if receiver is None or old not in self.file.project.definitions:
+        module = self._module_imports().get(receiver) if receiver is not None else None
+        if module is None:
             return False
-        module = self._module_imports().get(receiver)
-        return module is not None and module.split(".")[0] not in self.file.project.packages
+        project = self.file.project  # read once per process, and only when needed here
+        return module.split(".")[0] not in project.packages and old in project.definitions
 
     def _module_imports(self) -> dict[str, str]:
         if self._imports is None:
