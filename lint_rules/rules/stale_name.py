@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import keyword
 import re
@@ -286,8 +287,11 @@ class StaleNameRule(Rule):
         self._sites: list[tuple[str, int, int, str, int | None]] = []
         """Occurrences: (old, start, end, kind, offset of the node that holds it)."""
         self._keyword_clashes: dict[int, str] = {}
+        self._scopes: list[ast.AST] = []
+        """Function, class, lambda and comprehension nodes of the file, in any order."""
+        self._module_aliases: dict[str, str] = {}
+        """Local name -> module, for every ``import module [as name]`` of the file."""
         self._receivers: dict[int, str] = {}
-        self._imports: dict[str, str] | None = None
         self._site_receivers: dict[int, str] = {}
         """The receiver's name of ``name.old`` attribute sites, by the site's end."""
 
@@ -332,13 +336,36 @@ class StaleNameRule(Rule):
             self._check(node.arg, start, start + len(node.arg), "keyword")
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._scopes.append(node)
         self._check_definition(node)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._scopes.append(node)
         self._check_definition(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._scopes.append(node)
         self._check_definition(node)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._scopes.append(node)
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._scopes.append(node)
+
+    def visit_SetComp(self, node: ast.SetComp) -> None:
+        self._scopes.append(node)
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._scopes.append(node)
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        self._scopes.append(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".")[0]
+            self._module_aliases[local] = alias.name if alias.asname else local
 
     def visit_alias(self, node: ast.alias) -> None:
         if node.asname is not None:
@@ -382,8 +409,9 @@ class StaleNameRule(Rule):
 
     def check_file(self) -> None:
         sites, self._sites = self._sites, []
+        scopes, self._scopes = self._scopes, []
         self._keyword_clashes = {}
-        self._imports = None
+        imports, self._module_aliases = self._module_aliases, {}
         self._site_receivers, self._receivers = self._receivers, {}
         if not sites:
             return
@@ -394,11 +422,11 @@ class StaleNameRule(Rule):
             new = self.renames.get(old)
             if new is not None:  # a bare name: the stdlib's symbol tables decide, cheaply
                 reason: str | None = ""
-                if kind == "attribute" and self._elsewhere(old, end):
+                if kind == "attribute" and self._elsewhere(old, end, imports):
                     continue  # e.g. `optparse.OptionParser` when the project defines its own
                 if kind in ("name", "load") and anchor is not None:
                     if symbols is None:
-                        symbols = Symbols(self.file, set(self.renames))
+                        symbols = Symbols(self.file, set(self.renames), scopes)
                     reason = symbols.decide(old, new, anchor, kind == "load")
                 if reason is None:
                     continue  # e.g. the builtin of that name: not what was renamed
@@ -422,27 +450,17 @@ class StaleNameRule(Rule):
                     self.report((start, end), message, fix)
                 break
 
-    def _elsewhere(self, old: str, end: int) -> bool:
+    def _elsewhere(self, old: str, end: int, imports: Mapping[str, str]) -> bool:
         """Whether ``receiver.old`` reads another project's ``old``: the receiver is a
         module imported from outside the project, and the project defines ``old`` itself
         (then the bare name means the project's own; otherwise, e.g. a renamed function
         of a library, the attribute on that library's module is exactly what moved)."""
         receiver = self._site_receivers.get(end)
-        module = self._module_imports().get(receiver) if receiver is not None else None
+        module = imports.get(receiver) if receiver is not None else None
         if module is None:
             return False
         project = self.file.project  # read once per process, and only when needed here
         return module.split(".")[0] not in project.packages and old in project.definitions
-
-    def _module_imports(self) -> dict[str, str]:
-        if self._imports is None:
-            self._imports = {}
-            for node in ast.walk(self.file.ast_tree):
-                if isinstance(node, ast.Import):
-                    for alias in node.names:
-                        local = alias.asname or alias.name.split(".")[0]
-                        self._imports[local] = alias.name if alias.asname else local
-        return self._imports
 
     def _resolver(self) -> Resolver | None:
         """libcst's scope and qualified names, for qualified targets; ``None`` when no
@@ -514,7 +532,6 @@ class StaleNameRule(Rule):
                     self._check(name, found.start(), found.end(), "declaration")
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = {
     ast.ListComp: "listcomp",
     ast.SetComp: "setcomp",
@@ -527,21 +544,23 @@ class Symbols:
     """The stdlib's symbol tables of one file (``symtable``: the compiler's own scope
     analysis, far cheaper than libcst's), and which table each occurrence is in."""
 
-    def __init__(self, file: FileContext, names: set[str]) -> None:
+    def __init__(self, file: FileContext, names: set[str], scopes: Sequence[ast.AST]) -> None:
         self.file = file
         self.module = symtable.symtable(file.text, str(file.path), "exec")
         self.parent: dict[int, symtable.SymbolTable] = {}
-        self.at: dict[int, symtable.SymbolTable] = {}
-        """The table of each node holding one of ``names``, by the node's start offset."""
+        self._regions: list[tuple[int, int, list[tuple[int, int]], symtable.SymbolTable]] = []
+        self._starts: list[int] = []
         self.aliases: set[tuple[str, str]] = set()
         """``old = new`` assignments at module or class level."""
-        self._walk(file.ast_tree, names)
+        self._place(scopes)
+        self._note_aliases(file.ast_tree.body, names)
+        for node in scopes:
+            if isinstance(node, ast.ClassDef):
+                self._note_aliases(node.body, names)
 
     def decide(self, old: str, new: str, anchor: int, load: bool) -> str | None:
         """``None``: not the renamed binding (a builtin); ``""``: rename; else why not."""
-        table = self.at.get(anchor)
-        if table is None:
-            return ""  # not placed (should not happen): the verification still guards
+        table = self.table_at(anchor)
         try:
             symbol = table.lookup(old)
         except KeyError:
@@ -589,7 +608,10 @@ class Symbols:
             yield table
             pending.extend(table.get_children())
 
-    def _walk(self, tree: ast.Module, names: set[str]) -> None:
+    def _place(self, scopes: Sequence[ast.AST]) -> None:
+        """Give each scope node (from the rule's traversal) its symbol table and the
+        character ranges its own names live in (a function's parameters and body, not
+        its decorators and defaults; a comprehension without its first iterable)."""
         children: dict[int, dict[tuple[str, int], list[symtable.SymbolTable]]] = {}
 
         def child(table: symtable.SymbolTable, name: str, line: int) -> symtable.SymbolTable:
@@ -602,59 +624,60 @@ class Symbols:
             found = index.get((name, line))
             return found.pop(0) if found else table
 
-        offset = self.file.offset
-        stack: list[tuple[ast.AST, symtable.SymbolTable]] = [(tree, self.module)]
-        while stack:
-            node, table = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if node.name in names:
-                    self.at[offset(node.lineno, node.col_offset)] = table
-                inner = child(table, node.name, node.lineno)
-                outer: list[ast.AST] = list(node.decorator_list)
-                if isinstance(node, ast.ClassDef):
-                    outer += [*node.bases, *node.keywords]
-                    self._note_aliases(node.body, names)
-                    stack.extend((statement, inner) for statement in node.body)
-                else:
-                    arguments = node.args
-                    outer += [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
-                    outer += [a.annotation for a in _arguments(arguments) if a.annotation]
-                    if node.returns is not None:
-                        outer.append(node.returns)
-                    stack.extend((argument, inner) for argument in _arguments(arguments))
-                    stack.extend((statement, inner) for statement in node.body)
-                stack.extend((item, table) for item in outer)
-                continue
-            if isinstance(node, ast.Lambda):
-                inner = child(table, "lambda", node.lineno)
-                arguments = node.args
-                stack.extend(
-                    (item, table)
-                    for item in [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
-                )
-                stack.extend((argument, inner) for argument in _arguments(arguments))
-                stack.append((node.body, inner))
-                continue
-            kind = _COMPREHENSIONS.get(type(node))
-            if kind is not None:
+        span = self.file.node_range
+        placed: list[tuple[int, int, list[tuple[int, int]], ast.AST]] = []
+        for node in scopes:
+            start, end = span(node)
+            regions: list[tuple[int, int]]
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                body = node.body if isinstance(node, ast.Lambda) else node.body[0]
+                regions = [span(argument) for argument in _arguments(node.args)]
+                regions.append((span(body)[0], end))
+            elif isinstance(node, ast.ClassDef):
+                regions = [(span(node.body[0])[0], end)]
+            else:
                 assert isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
-                inner = child(table, kind, node.lineno)
-                first, *rest = node.generators
-                stack.append((first.iter, table))
-                stack.append((first.target, inner))
-                stack.extend((condition, inner) for condition in first.ifs)
-                stack.extend((generator, inner) for generator in rest)
-                if isinstance(node, ast.DictComp):
-                    stack.extend(((node.key, inner), (node.value, inner)))
-                else:
-                    stack.append((node.elt, inner))
+                first, last = span(node.generators[0].iter)
+                regions = [(start, first), (last, end)]
+            placed.append((start, end, regions, node))
+        placed.sort(key=lambda item: (item[0], -item[1]))
+        stack: list[tuple[int, list[tuple[int, int]], symtable.SymbolTable]] = []
+        for start, end, regions, node in placed:
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            outer = self._enclosing(stack, start)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                table = child(outer, node.name, node.lineno)
+            elif isinstance(node, ast.Lambda):
+                table = child(outer, "lambda", node.lineno)
+            else:
+                line = node.lineno  # type: ignore[attr-defined]
+                table = child(outer, _COMPREHENSIONS[type(node)], line)
+            if table is not outer:
+                stack.append((end, regions, table))
+            self._regions.append((start, end, regions, table))
+        self._regions.sort(key=lambda item: (item[0], -item[1]))
+        self._starts = [item[0] for item in self._regions]
+
+    def _enclosing(
+        self, stack: Sequence[tuple[int, list[tuple[int, int]], symtable.SymbolTable]], at: int
+    ) -> symtable.SymbolTable:
+        for _, regions, table in reversed(stack):
+            if any(first <= at < last for first, last in regions):
+                return table
+        return self.module
+
+    def table_at(self, offset: int) -> symtable.SymbolTable:
+        """The innermost symbol table whose own names include the one at ``offset``."""
+        index = bisect.bisect_right(self._starts, offset)
+        best = self.module
+        best_size = -1
+        for start, end, regions, table in self._regions[:index]:
+            if end <= offset or not any(first <= offset < last for first, last in regions):
                 continue
-            if isinstance(node, ast.Module):
-                self._note_aliases(node.body, names)
-            name = _bound_name(node)
-            if name is not None and name in names:
-                self.at[offset(node.lineno, node.col_offset)] = table  # type: ignore[attr-defined]
-            stack.extend((item, table) for item in ast.iter_child_nodes(node))
+            if best_size < 0 or end - start < best_size:
+                best, best_size = table, end - start
+        return best
 
     def _note_aliases(self, body: list[ast.stmt], names: set[str]) -> None:
         for statement in body:
@@ -669,18 +692,6 @@ class Symbols:
 
 
 _BUILTINS = frozenset(dir(builtins))
-
-
-def _bound_name(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.arg):
-        return node.arg
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return node.name
-    if isinstance(node, ast.alias):
-        return node.asname
-    return None
 
 
 def _arguments(arguments: ast.arguments) -> list[ast.arg]:

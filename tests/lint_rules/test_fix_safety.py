@@ -508,3 +508,27 @@ def test_an_attribute_of_a_library_module_is_renamed_when_the_project_does_not_d
     lint("fix")
 
     assert (project / "m.py").read_text().endswith("pkg_resources.get_dist('x')\n")
+
+
+def test_scopes_of_defaults_lambdas_and_comprehensions_are_told_apart(
+    project: Path, lint: Lint
+) -> None:
+    source = """\
+        def f(x=hash, key=lambda v: hash(v)):
+            return [hash(y) for y in x]
+
+        def g(hash):
+            return [hash for _ in range(2)], (lambda: hash)()
+        """
+    _project(project, 'hash = "unsafe_hash"', {"m.py": source})
+
+    outcome = lint("fix")
+
+    assert outcome.code == 0, outcome.out
+    assert (project / "m.py").read_text() == textwrap.dedent("""\
+        def f(x=hash, key=lambda v: hash(v)):
+            return [hash(y) for y in x]
+
+        def g(unsafe_hash):
+            return [unsafe_hash for _ in range(2)], (lambda: unsafe_hash)()
+        """)
