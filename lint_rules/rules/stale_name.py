@@ -424,7 +424,10 @@ class StaleNameRule(Rule):
                 reason: str | None = ""
                 if kind == "attribute" and self._elsewhere(old, end, imports):
                     continue  # e.g. `optparse.OptionParser` when the project defines its own
-                if kind in ("name", "load") and anchor is not None:
+                # Without the new name in the file nothing can clash with it, and a name
+                # that is not a builtin's cannot resolve to one: no scope analysis needed.
+                simple = new not in self.file.text and old not in _BUILTINS
+                if kind in ("name", "load") and anchor is not None and not simple:
                     if symbols is None:
                         symbols = Symbols(self.file, set(self.renames), scopes)
                     reason = symbols.decide(old, new, anchor, kind == "load")
