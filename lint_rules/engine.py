@@ -12,13 +12,11 @@ import codecs
 import io
 import os
 import re
-import threading
 import time
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from lint_rules.cache import ResultCache, content_digest
 from lint_rules.checker import Checker, file_error
@@ -27,6 +25,9 @@ from lint_rules.discovery import discover
 from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
 from lint_rules.results import FileResult, RunOptions, RunResult
 from lint_rules.rule import Finding, Rule
+
+if TYPE_CHECKING:
+    import pathspec
 
 __all__ = [
     "MAX_FIX_PASSES",
@@ -118,6 +119,8 @@ _worker: Worker | None = None
 def _start_worker(
     rules: Sequence[type[Rule]], config: Config, options: RunOptions, parent: int
 ) -> None:
+    import threading  # only in worker processes
+
     global _worker
     _worker = Worker(rules, config, options)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
@@ -145,10 +148,22 @@ class Worker:
         )
         self.config = config
         self.options = options
-        self.per_file_ignores = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
-            for pattern, codes in config.per_file_ignores.items()
-        ]
+        self._per_file_ignores: list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]] | None = None
+
+    @property
+    def per_file_ignores(self) -> list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]]:
+        """``per-file-ignores`` compiled on first use (after the rules' batch hooks have
+        started, e.g. typos); pathspec is imported only when there are patterns."""
+        if self._per_file_ignores is None:
+            self._per_file_ignores = []
+            if self.config.per_file_ignores:
+                import pathspec
+
+                self._per_file_ignores = [
+                    (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
+                    for pattern, codes in self.config.per_file_ignores.items()
+                ]
+        return self._per_file_ignores
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
         self.checker.begin_batch(paths)

@@ -393,3 +393,8 @@ class FileContext:
             self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
             self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
         )
+
+
+def is_private(name: str) -> bool:
+    """Whether ``name`` is private by convention (a leading underscore, not a dunder)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
