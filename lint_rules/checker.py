@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from lint_rules import timing
 from lint_rules.results import RunOptions
 from lint_rules.rule import ConfigError, FileContext, Finding, Rule
 
@@ -82,7 +83,8 @@ class Checker:
         findings: list[Finding] = []
         if admitted:
             try:
-                tree = context.ast_tree
+                with timing.timed("parse"):
+                    tree = context.ast_tree
             except SyntaxError as error:
                 return [_syntax_finding(error)], True
             except (RecursionError, MemoryError):

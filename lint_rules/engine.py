@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lint_rules import timing
 from lint_rules.cache import ResultCache, content_digest
 from lint_rules.checker import Checker, file_error
 from lint_rules.config import Config
@@ -58,7 +59,8 @@ def run(
     paths: Sequence[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> RunResult:
     """Check (or fix) every Python file under ``paths`` with ``rules``."""
-    files = discover(paths, config.root, config.exclude)
+    with timing.timed("discovery"):
+        files = discover(paths, config.root, config.exclude)
     cache = (
         ResultCache.open(config, rules, options) if options.use_cache and not options.fix else None
     )
@@ -110,7 +112,11 @@ def _run_files(
         initializer=_start_worker,
         initargs=(rules, config, options, os.getpid()),
     ) as pool:
-        return [result for batch in pool.map(_run_batch, batches) for result in batch]
+        done = []
+        for results, times in pool.map(_run_batch, batches):
+            done.extend(results)
+            timing.merge(times)  # the workers' phases, summed
+        return done
 
 
 _worker: Worker | None = None
@@ -134,9 +140,11 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _run_batch(paths: list[Path]) -> list[FileResult]:
+def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     assert _worker is not None, "worker not started"
-    return _worker.run_batch(paths)
+    before = timing.snapshot()
+    results = _worker.run_batch(paths)
+    return results, timing.since(before)
 
 
 class Worker:
@@ -166,8 +174,13 @@ class Worker:
         return self._per_file_ignores
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
+        start, before = time.perf_counter(), timing.snapshot()
         self.checker.begin_batch(paths)
-        return [self.run_file(path) for path in paths]
+        results = [self.run_file(path) for path in paths]
+        # What the batch spent besides parsing and typos is the rules' (and reading files).
+        inside = timing.since(before)
+        timing.add("rules", time.perf_counter() - start - inside["parse"] - inside["typos"])
+        return results
 
     def run_file(self, path: Path) -> FileResult:
         try:

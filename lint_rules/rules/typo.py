@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lint_rules import timing
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -203,7 +204,8 @@ class TypoRule(Rule):
         self._batch = {}
         self._clean_digests = set()
         self._batch_error = None
-        self._pending = (list(paths), start_typos_on_files(paths))
+        with timing.timed("typos"):
+            self._pending = (list(paths), start_typos_on_files(paths))
 
     def _collect(self) -> None:
         """Wait for the batch's typos run; keep each file's misspellings by content."""
@@ -211,7 +213,8 @@ class TypoRule(Rule):
             return
         paths, pending = self._pending
         self._pending = None
-        found = pending.result()
+        with timing.timed("typos"):
+            found = pending.result()
         flagged: set[str] = set()
         for path in paths:
             try:
