@@ -205,11 +205,13 @@ class Worker:
             return result
         if self._skipped(text):
             return result
-        ignored = self._ignored_codes(path)
         if self.options.fix:
-            self._fix(result, text, encoding, write, ignored)
-        else:
-            result.findings, result.parsed = self.checker.check(path, text, ignored)
+            self._fix(result, text, encoding, write, self._ignored_codes(path))
+            return result
+        # per-file-ignores only filter findings: a clean file need not match its patterns.
+        result.findings, result.parsed = self.checker.check(
+            path, text, lambda: self._ignored_codes(path)
+        )
         return result
 
     def _fix(
