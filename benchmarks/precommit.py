@@ -291,7 +291,7 @@ def tree(project: Path, rounds: int) -> None:
         "check",
         "--no-cache",
         "--exit-zero",
-        "--quiet",
+        "--statistics",
         "--phase-times",
         str(phases_file),
         ".",
@@ -323,7 +323,10 @@ def tree(project: Path, rounds: int) -> None:
         )
     ratio = statistics.median(times["ours"]) / statistics.median(times["ruff"])
     print(f"\n- lint_rules / ruff (target <= 2): **{ratio:.2f}x**\n")
-    print("Where our time goes (median of the rounds; CPU seconds summed over processes):\n")
+    print(
+        "Where our time goes (median of the rounds; seconds spent in each phase, summed over"
+        " the worker processes, so they add up to more than the wall time):\n"
+    )
     print("| phase | s |")
     print("|---|---:|")
     for phase in phases[0]:
