@@ -1,4 +1,5 @@
-"""docs/scripts/translate_docs.py against a loopback server that speaks Chat Completions.
+"""docs/scripts/translate_docs.py against a loopback server that speaks Chat Completions
+(model_server.py).
 
 The server "translates" by upper-casing the page it receives: placeholders (@@P0@@) survive
 that, and any lower-case text in a translated page proves it never went to the model.
@@ -9,155 +10,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 import translate_docs
 import yaml  # type: ignore[import-untyped, import-not-found, unused-ignore]
+from model_server import FakeChatCompletions, reverse_every_word
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = REPO_ROOT / "docs" / "scripts" / "translate_docs.py"
-
-# Given the page sent (the first user message), a reply is the translated text, or an HTTP
-# status to fail with.
-Responder = Callable[[str], "str | int"]
-
-
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # a client killed mid-request (the crash test) is expected here
-
-
-class FakeChatCompletions:
-    """POST /v1/chat/completions on 127.0.0.1: records every request, replies via ``respond``.
-
-    Errors carry ``Retry-After: 0`` so that retries in tests do not wait.
-    """
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.respond: Responder = str.upper
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.delay = 0.0
-        self._lock = threading.Lock()
-        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def pages_sent(self) -> list[str]:
-        """The first user message (the protected page text) of every request, in arrival
-        order."""
-        return [request["messages"][1]["content"] for request in self.requests]
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with fake._lock:
-                    fake.requests.append(body)
-                    fake.in_flight += 1
-                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-                try:
-                    time.sleep(fake.delay)
-                    if self.path != "/v1/chat/completions":
-                        self._send(404, {"error": {"message": f"no route {self.path}"}})
-                        return
-                    reply = fake.respond(body["messages"][1]["content"])
-                    if isinstance(reply, int):
-                        error = {"message": f"scripted {reply}", "type": "test", "code": None}
-                        self._send(reply, {"error": error})
-                        return
-                    self._send(200, completion(body["model"], reply))
-                finally:
-                    with fake._lock:
-                        fake.in_flight -= 1
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if status >= 400:
-                    self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
-
-
-def reverse_every_word(text: str) -> str:
-    """A "translation" that changes every word (and so every heading's own anchor) but
-    leaves placeholders alone."""
-    return re.sub(r"(?<!@@)\b[A-Za-z]{2,}\b", lambda word: word[0][::-1], text)
-
-
-def completion(model: str, content: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-
-
-@pytest.fixture
-def server() -> Iterator[FakeChatCompletions]:
-    fake = FakeChatCompletions()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def env(server: FakeChatCompletions, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "OPENAI_API_KEY": "test-key",
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_MODEL": "test-model",
-        "NO_PROXY": "127.0.0.1",
-    }
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)
-    return values
-
 
 CODE_BLOCK = """\
 ```python
@@ -904,39 +769,15 @@ def test_workflow_ignores_every_translation_folder_of_the_table() -> None:
         assert f"!docs/{code}/**" in paths
 
 
+def test_site_offers_exactly_the_languages_of_the_table() -> None:
+    config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text())
+    i18n = next(p["i18n"] for p in config["plugins"] if isinstance(p, dict) and "i18n" in p)
+    locales = [language["locale"] for language in i18n["languages"]]
+
+    assert locales == ["en", *translate_docs.LANGUAGES]
+
+
 def test_workflow_runs_this_script() -> None:
     workflow_text = (REPO_ROOT / ".github/workflows/translate-docs.yml").read_text()
 
     assert "python docs/scripts/translate_docs.py" in workflow_text
-
-
-# --- the translated site --------------------------------------------------------------------
-
-
-def test_translated_pages_build_with_the_site_and_stay_out_of_search(
-    tmp_path: Path, server: FakeChatCompletions, env: dict[str, str]
-) -> None:
-    docs_copy = tmp_path / "docs"
-    shutil.copytree(REPO_ROOT / "docs", docs_copy, ignore=shutil.ignore_patterns("ja"))
-    server.respond = reverse_every_word  # links into translated headings must still land
-    assert run(docs_copy) == 0
-    config_file = tmp_path / "mkdocs.yml"
-    config_file.write_text(f"INHERIT: {REPO_ROOT / 'mkdocs.yml'}\ndocs_dir: {docs_copy}\n")
-    site_dir = tmp_path / "site"
-
-    mkdocs = [sys.executable, "-m", "mkdocs", "build", "--strict"]
-    build = subprocess.run(
-        [*mkdocs, "--config-file", str(config_file), "--site-dir", str(site_dir)],
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-    assert build.returncode == 0, build.stderr
-
-    assert "gnitteG detrats" in (site_dir / "ja" / "getting_started" / "index.html").read_text()
-    search_index = json.loads((site_dir / "search" / "search_index.json").read_text())
-    assert not [
-        doc["location"] for doc in search_index["docs"] if doc["location"].startswith("ja/")
-    ]
