@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import translate_docs
@@ -777,7 +778,67 @@ def test_site_offers_exactly_the_languages_of_the_table() -> None:
     assert locales == ["en", *translate_docs.LANGUAGES]
 
 
-def test_workflow_runs_this_script() -> None:
-    workflow_text = (REPO_ROOT / ".github/workflows/translate-docs.yml").read_text()
+def workflow(name: str) -> dict[Any, Any]:
+    data: dict[Any, Any] = yaml.safe_load((REPO_ROOT / ".github" / "workflows" / name).read_text())
+    data["on"] = data.pop(True, None) or data.get("on")  # YAML 1.1 reads `on` as True
+    return data
 
-    assert "python docs/scripts/translate_docs.py" in workflow_text
+
+def run_steps(data: dict[str, Any]) -> list[str]:
+    return [step["run"] for job in data["jobs"].values() for step in job["steps"] if "run" in step]
+
+
+def uses_steps(data: dict[str, Any]) -> list[str]:
+    return [
+        step["uses"] for job in data["jobs"].values() for step in job["steps"] if "uses" in step
+    ]
+
+
+def test_translation_workflow_runs_the_job_with_what_the_build_needs() -> None:
+    data = workflow("translate-docs.yml")
+
+    assert "python docs/scripts/translation_job.py" in run_steps(data)
+    assert any('".[openai,docs]"' in step for step in run_steps(data))
+    assert data["permissions"] == {"contents": "write"}
+
+
+def test_docs_workflow_publishes_the_strict_build_on_pushes_to_main_and_after_translations() -> (
+    None
+):
+    data = workflow("docs.yml")
+
+    assert data["on"]["push"]["branches"] == ["main"]
+    assert {"docs/**", "mkdocs.yml", "src/**"} <= set(data["on"]["push"]["paths"])
+    # Pushes made with the workflow token start no workflow: the translations' own push
+    # would never be published without this trigger.
+    assert data["on"]["workflow_run"]["workflows"] == [workflow("translate-docs.yml")["name"]]
+    build = [step for step in run_steps(data) if "mkdocs build" in step]
+    assert build == ["python -m mkdocs build --strict --site-dir _site"]
+    upload = next(
+        step
+        for step in data["jobs"]["build"]["steps"]
+        if "upload-pages-artifact" in step.get("uses", "")
+    )
+    assert upload["with"]["path"] == "_site"
+    assert any(uses.startswith("actions/deploy-pages@") for uses in uses_steps(data))
+    assert data["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    assert data["jobs"]["deploy"]["needs"] == "build"
+
+
+def test_workflows_follow_the_github_workflow_schema() -> None:
+    workflows = sorted(str(path) for path in (REPO_ROOT / ".github" / "workflows").glob("*.yml"))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            *workflows,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -5,6 +5,7 @@ does, against a loopback model server (model_server.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -139,8 +140,7 @@ def manifest(checkout: Path, code: str) -> dict[str, str]:
 
 def current_hashes(checkout: Path) -> dict[str, str]:
     return {
-        page: translate_docs.hashlib.sha256((checkout / "docs" / page).read_bytes()).hexdigest()
-        for page in PAGES
+        page: hashlib.sha256((checkout / "docs" / page).read_bytes()).hexdigest() for page in PAGES
     }
 
 
@@ -158,7 +158,7 @@ def second_server() -> Iterator[FakeChatCompletions]:
     fake.stop()
 
 
-def on_first_request(server: FakeChatCompletions, action: Callable[[], None]) -> None:
+def on_first_request(server: FakeChatCompletions, action: Callable[[], object]) -> None:
     """Run ``action`` while the job waits for the model's first reply, then reply."""
     done: list[bool] = []
 
