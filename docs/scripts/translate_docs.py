@@ -700,7 +700,7 @@ class PageTranslator:
 def rejection_message(reason: str, what: str) -> str:
     """What the model is told when its reply was refused."""
     return (
-        f"Your translation was rejected: {reason}. Every @@Pn@@ token of the {what} must "
+        f"Your translation was rejected: {reason}. Every token (such as @@P0@@) of the {what} must "
         "appear exactly once, in the same order as in the English for tokens that stand on "
         "their own line or start a line, alone on its line with the same indentation when "
         "it stood alone, at the end of its heading, and a link target token right after the "
