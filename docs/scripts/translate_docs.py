@@ -863,15 +863,16 @@ class ProtectedText:
                 "placeholders out of order: the tokens that stand on or start a line must "
                 "keep the order " + " ".join(f"@@P{i}@@" for i in structural)
             )
+        first_line = next((line for line in reply.splitlines() if line.strip()), "")
         displaced = [
             f"@@P{index}@@ ({self.kinds[index].value})"
             for index, line, start in _token_positions(reply)
-            if not self._in_place(index, line, start)
+            if not self._in_place(index, line, start, first_line)
         ]
         if displaced:
             raise PlaceholderMismatchError("placeholders out of place: " + "; ".join(displaced))
 
-    def _in_place(self, index: int, line: str, start: int) -> bool:
+    def _in_place(self, index: int, line: str, start: int, first_line: str) -> bool:
         token = f"@@P{index}@@"
         kind = self.kinds[index]
         if kind is Kind.BLOCK:
@@ -879,7 +880,7 @@ class ProtectedText:
         if kind is Kind.LINE_START:
             return line.startswith(self.indents[index] + token)
         if kind is Kind.TITLE:
-            return line.startswith(token)
+            return line.startswith(token) and line == first_line
         if kind is Kind.HEADING_END:
             return bool(re.match(rf"^ {{0,3}}#{{1,6}}[ \t]+.*{token}[ \t]*$", line))
         if kind is Kind.AFTER_BRACKET:
@@ -1045,7 +1046,9 @@ def front_matter_title(source_yaml: str) -> str | None:
         value = yaml.safe_load(match["value"])
     except yaml.YAMLError:
         return None
-    return value.strip() or None if isinstance(value, str) else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()
 
 
 def translated_front_matter(source_yaml: str, path: str, title: str | None = None) -> str:

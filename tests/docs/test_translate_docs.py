@@ -470,6 +470,35 @@ def test_blocks_swapped_by_the_reply_are_rejected(
     assert not (docs / "ja" / "index.md").exists()
 
 
+def test_code_block_that_leaves_its_admonition_is_rejected(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(docs / "index.md", "# Welcome\n\n!!! note\n    Run:\n\n    ```sh\n    go\n    ```\n")
+    server.respond = lambda text: re.sub(r"(?m)^    (@@P\d+@@)$", r"\1", text.upper())
+
+    run(docs)
+
+    assert "(a block (code, directive) alone on its line)" in capsys.readouterr().err
+    assert not (docs / "ja" / "index.md").exists()
+
+
+def test_title_must_stay_on_the_first_line(
+    docs: Path, server: FakeChatCompletions, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    def title_after_heading(text: str) -> str:
+        title, _, rest = text.upper().partition("\n\n")
+        heading, _, body = rest.partition("\n")
+        return f"{heading}\n{title}\n{body}"
+
+    server.respond = title_after_heading
+
+    run(docs)
+
+    assert "sessions.md" in capsys.readouterr().err
+    assert not (docs / "ja" / "sessions.md").exists()
+    assert (docs / "ja" / "index.md").exists()  # no title: nothing to move
+
+
 def test_inline_code_may_change_order_within_a_sentence(
     docs: Path, server: FakeChatCompletions, env: dict[str, str]
 ) -> None:
