@@ -8,11 +8,7 @@ pass of non-overlapping fixes; ``write_atomic`` replaces a file's content;
 from __future__ import annotations
 
 import ast
-import difflib
-import io
 import os
-import tempfile
-import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -158,6 +154,8 @@ or ("unresolved", "")."""
 
 
 def _resolution_change(before: str, after: str) -> str | None:
+    import tokenize  # only when a fix changed something
+
     tokens_before, tokens_after = _tokens(before), _tokens(after)
     if tokens_before is None or tokens_after is None or len(tokens_before) != len(tokens_after):
         return None
@@ -214,17 +212,20 @@ def _renamed_components(qualified: str, renamed: Mapping[str, str]) -> str:
 
 
 def _tokens(text: str) -> list[tuple[int, str, tuple[int, int]]] | None:
+    import io
+    import tokenize
+
     try:
         return [
             (token.type, token.string, token.start)
             for token in tokenize.generate_tokens(io.StringIO(text).readline)
-            if token.type not in _LAYOUT_TOKENS
+            if tokenize.tok_name[token.type] not in _LAYOUT_TOKENS
         ]
     except (tokenize.TokenError, SyntaxError):
         return None
 
 
-_LAYOUT_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+_LAYOUT_TOKENS = frozenset({"NL", "NEWLINE", "INDENT", "DEDENT"})
 
 
 def _resolutions(text: str) -> dict[tuple[int, int], _Resolution]:
@@ -302,6 +303,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     flushed to disk, given ``path``'s mode bits, then renamed over it. On any
     error the temporary file is removed and ``path`` is untouched.
     """
+    import tempfile  # not needed by a run that writes nothing
+
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
@@ -321,6 +324,8 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def unified_diff(display_path: str, old: str, new: str) -> str:
     """A unified diff of ``old`` -> ``new`` with ``a/`` and ``b/`` headers."""
+    import difflib  # only for --diff
+
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
         new.splitlines(keepends=True),
