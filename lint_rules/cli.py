@@ -180,9 +180,10 @@ def _report(
             )
         )
     for result in results:
-        for problem in (result.refused, result.write_error):
-            if problem is not None:
-                print(f"{_shown(result)}: {problem}", file=sys.stderr)
+        if result.refused is not None:
+            print(f"{_shown(result)}: fix withheld: {result.refused}", file=sys.stderr)
+        if result.write_error is not None:
+            print(f"{_shown(result)}: {result.write_error}", file=sys.stderr)
     if any(result.write_error is not None for result in results):
         return EXIT_ERROR
     would_change = fixing and arguments.diff and any(result.diff for result in results)

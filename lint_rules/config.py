@@ -35,8 +35,9 @@ class Config:
     """Values of the rule-owned keys, by key (e.g. ``renames``)."""
 
     def options_for(self, rule: type[Rule]) -> dict[str, object]:
-        """The options a rule owns that are set."""
-        return {key: self.rule_options[key] for key in rule.OPTIONS if key in self.rule_options}
+        """The options a rule owns or reads (``Rule.READS``) that are set."""
+        keys = (*rule.OPTIONS, *rule.READS)
+        return {key: self.rule_options[key] for key in keys if key in self.rule_options}
 
 
 def find_pyproject(start: Path) -> Path | None:

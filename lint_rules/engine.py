@@ -14,7 +14,7 @@ import os
 import re
 import time
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,9 +22,10 @@ from lint_rules import timing
 from lint_rules.cache import ResultCache, content_digest
 from lint_rules.checker import Checker, file_error
 from lint_rules.config import Config
+from lint_rules.consistency import settle
 from lint_rules.discovery import discover
 from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
-from lint_rules.results import FileResult, RunOptions, RunResult
+from lint_rules.results import Change, FileResult, RunOptions, RunResult
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
@@ -73,6 +74,17 @@ def run(
         else:
             done.append(hit)
     done.extend(_run_files(todo, config, rules, options))
+    if options.fix:
+        refixer: list[Worker] = []
+
+        def refix(result: FileResult, blocked: Mapping[str, str]) -> None:
+            if not refixer:
+                refixer.append(Worker(rules, config, options))
+            refixer[0].refix(result, blocked)
+
+        settle(done, config.root, config.exclude, refix)
+        for result in done:
+            finish(result, options)
     if cache is not None:
         cache.save(done)
     return RunResult(sorted(done, key=lambda result: display_path(result.path)))
@@ -83,6 +95,23 @@ def run_stdin(
 ) -> FileResult:
     """Check (or fix, returning ``fixed_source``) source read from standard input."""
     return Worker(rules, config, options).run_bytes(filename, data, write=False)
+
+
+def finish(result: FileResult, options: RunOptions) -> None:
+    """Write a file's settled change (or, with ``--diff``, show it)."""
+    change = result.change
+    if change is None:
+        return
+    if options.diff:
+        result.diff = unified_diff(display_path(result.path), change.before, change.after)
+        result.fixed = change.applied
+    else:
+        try:
+            write_atomic(result.path, change.after.encode(change.encoding))
+        except OSError as error:
+            result.write_error = f"cannot write the fixed file: {error}"
+        else:
+            result.fixed = change.applied
 
 
 def display_path(path: Path) -> str:
@@ -215,27 +244,36 @@ class Worker:
         return result
 
     def _fix(
-        self, result: FileResult, text: str, encoding: str, write: bool, ignored: tuple[str, ...]
+        self,
+        result: FileResult,
+        text: str,
+        encoding: str,
+        write: bool,
+        ignored: tuple[str, ...],
+        blocked: Mapping[str, str] | None = None,
     ) -> None:
         outcome = fix_text(
-            self.checker, result.path, text, self.options.unsafe_fixes, ignored, encoding
+            self.checker, result.path, text, self.options.unsafe_fixes, ignored, encoding, blocked
         )
         result.findings, result.parsed = outcome.findings, True
         result.refused = outcome.refused
         changed = outcome.text != text
-        result.fixed = outcome.applied if changed else 0
-        if self.options.diff:
-            result.diff = (
-                unified_diff(display_path(result.path), text, outcome.text) if changed else ""
-            )
-        elif not write:
-            result.fixed_source = outcome.text.encode(encoding)
-        elif changed:
-            try:
-                write_atomic(result.path, outcome.text.encode(encoding))
-            except OSError as error:
-                result.write_error = f"cannot write the fixed file: {error}"
-                result.fixed = 0
+        result.change = (
+            Change(text, outcome.text, encoding, outcome.applied, ignored) if changed else None
+        )
+        if not write:  # standard input: nothing to settle with other files, nothing to write
+            if self.options.diff:
+                finish(result, self.options)
+            else:
+                result.fixed_source = outcome.text.encode(encoding)
+                result.fixed = outcome.applied if changed else 0
+
+    def refix(self, result: FileResult, blocked: Mapping[str, str]) -> None:
+        """Fix a file again from its original text, withholding renames of ``blocked`` names."""
+        change = result.change
+        if change is None:
+            return
+        self._fix(result, change.before, change.encoding, True, change.ignored, blocked)
 
     def _skipped(self, text: str) -> bool:
         end = -1

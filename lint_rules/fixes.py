@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from lint_rules.results import FixOutcome
-from lint_rules.rule import Edit, Fix
+from lint_rules.rule import Edit, Finding, Fix
 
 if TYPE_CHECKING:
     from lint_rules.checker import Checker
@@ -29,31 +30,69 @@ def fix_text(
     unsafe_fixes: bool,
     ignored: tuple[str, ...] = (),
     encoding: str = "utf-8",
+    blocked: Mapping[str, str] | None = None,
 ) -> FixOutcome:
-    """Apply fixes to a fixed point (at most ``MAX_FIX_PASSES``), never breaking syntax.
+    """Apply fixes to a fixed point (at most ``MAX_FIX_PASSES``), then verify the result.
 
     Findings whose code starts with an ``ignored`` prefix are neither reported
-    nor fixed. If the fixed text does not parse, or cannot be written in the
-    file's ``encoding``, nothing is applied and ``refused`` says why.
+    nor fixed. A fix with an edit that replaces a name in ``blocked`` is not
+    applied; its finding says why (the name's reason). If the result fails
+    ``verify`` or cannot be written in the file's ``encoding``, nothing is
+    applied: the text is returned as it was, every finding whose fix was
+    withheld says why, and ``refused`` holds the reason.
     """
+    blocked = blocked or {}
     findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
     for _ in range(MAX_FIX_PASSES):
-        fixes = [f.fix for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
+        fixes = [
+            finding.fix
+            for finding in findings
+            if finding.fix is not None
+            and (finding.fix.safe or unsafe_fixes)
+            and _blocking(finding.fix, current, blocked) is None
+        ]
         if not fixes:
             break
         current, count = apply_fixes(current, fixes)
         applied += count
         findings, _ = checker.check(path, current, ignored)
-    if current != text:
-        problem = syntax_problem(current)
-        reason = None if problem is None else f"the result would not parse: {problem}"
-        if reason is None and not _encodable(current, encoding):
-            reason = f"the result cannot be encoded as {encoding}"
+    findings = [_withheld_if_blocked(finding, current, blocked) for finding in findings]
+    if current == text:
+        return FixOutcome(text, 0, findings)
+    reason = verify(text, current, str(path))
+    if reason is None and not _encodable(current, encoding):
+        reason = f"the result cannot be encoded as {encoding}"
+    if reason is None:
+        return FixOutcome(current, applied, findings)
+    original, _ = checker.check(path, text, ignored)
+    withheld = [
+        withhold(finding, reason)
+        if finding.fix is not None and (finding.fix.safe or unsafe_fixes)
+        else finding
+        for finding in original
+    ]
+    return FixOutcome(text, 0, [_withheld_if_blocked(f, text, blocked) for f in withheld], reason)
+
+
+def withhold(finding: Finding, reason: str) -> Finding:
+    """``finding`` without its fix, its message saying why the fix is withheld."""
+    return replace(finding, message=f"{finding.message} (fix withheld: {reason})", fix=None)
+
+
+def _blocking(fix: Fix, text: str, blocked: Mapping[str, str]) -> str | None:
+    for edit in fix.edits:
+        reason = blocked.get(text[edit.start : edit.end])
         if reason is not None:
-            original, _ = checker.check(path, text, ignored)
-            return FixOutcome(text, 0, original, f"fix refused, {reason}")
-    return FixOutcome(current, applied, findings)
+            return reason
+    return None
+
+
+def _withheld_if_blocked(finding: Finding, text: str, blocked: Mapping[str, str]) -> Finding:
+    if finding.fix is None or not blocked:
+        return finding
+    reason = _blocking(finding.fix, text, blocked)
+    return finding if reason is None else withhold(finding, reason)
 
 
 def _encodable(text: str, encoding: str) -> bool:
@@ -73,6 +112,163 @@ def syntax_problem(text: str) -> str | None:
     except (RecursionError, MemoryError, ValueError) as error:
         return str(error) or type(error).__name__
     return None
+
+
+def compile_problem(text: str, filename: str = "<fixed>") -> str | None:
+    """Why ``text`` does not compile (parser and symbol table), or None if it does."""
+    try:
+        compile(text, filename, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return f"line {error.lineno}: {error.msg}"
+    except (RecursionError, MemoryError, ValueError) as error:
+        return str(error) or type(error).__name__
+    return None
+
+
+def verify(before: str, after: str, filename: str = "<fixed>") -> str | None:
+    """Why ``after`` may not replace ``before``, or ``None`` if it may.
+
+    ``after`` must compile (which also catches what only the symbol table sees,
+    such as duplicate arguments) when ``before`` does, or else at least parse.
+    Then every name that resolved to a builtin or an import in ``before`` must
+    resolve the same way in ``after``, one that resolved to a definition in the
+    file must still do so, except that an import renamed along with its uses
+    stays an import of the new name. Names are matched by token position, so
+    this part applies to fixes that replace tokens in place (every fix of the
+    shipped rules); other results are checked by compiling only.
+    """
+    if compile_problem(before, filename) is None:
+        problem = compile_problem(after, filename)
+        if problem is not None:
+            return f"the result would not compile: {problem}"
+    else:
+        problem = syntax_problem(after)
+        if problem is not None:
+            return f"the result would not parse: {problem}"
+    return _resolution_change(before, after)
+
+
+_Resolution = tuple[str, str]
+"""How a name resolves: ("builtin", name), ("import", qualified names), ("bound", ""),
+or ("unresolved", "")."""
+
+
+def _resolution_change(before: str, after: str) -> str | None:
+    import tokenize  # only when a fix changed something
+
+    tokens_before, tokens_after = _tokens(before), _tokens(after)
+    if tokens_before is None or tokens_after is None or len(tokens_before) != len(tokens_after):
+        return None
+    if any(a[0] != b[0] for a, b in zip(tokens_before, tokens_after, strict=True)):
+        return None
+    positions_before = {token[2]: index for index, token in enumerate(tokens_before)}
+    try:
+        resolved_before = _resolutions(before)
+        resolved_after = _resolutions(after)
+    except Exception:  # libcst cannot parse what ast can (rare): compile() already passed
+        return None
+    renamed_names = {
+        a[1]: b[1]
+        for a, b in zip(tokens_before, tokens_after, strict=True)
+        if a[0] == tokenize.NAME and a[1] != b[1]
+    }
+    if not renamed_names and not any(
+        a[0] == tokenize.STRING and a[1] != b[1] and "f" in a[1].split("'")[0].split('"')[0].lower()
+        for a, b in zip(tokens_before, tokens_after, strict=True)
+    ):
+        return None  # only comments and plain strings changed: no name resolves differently
+    for position, (kind, detail) in sorted(resolved_before.items()):
+        index = positions_before.get(position)
+        if index is None or kind == "unresolved":
+            continue
+        _, old_name, _ = tokens_before[index]
+        _, new_name, new_position = tokens_after[index]
+        now = resolved_after.get(new_position)
+        if now is None:
+            continue
+        line = position[0]
+        renamed = old_name != new_name
+        if kind == "builtin" and now != (kind, detail):
+            return f"`{new_name}` on line {line} would no longer be the builtin"
+        if (
+            kind == "import"
+            and now != (kind, detail)
+            and not (renamed and now[0] == "import")
+            and now != (kind, _renamed_components(detail, renamed_names))
+        ):
+            return f"`{new_name}` on line {line} would no longer be the import of `{detail}`"
+        if kind == "bound" and now[0] != "bound":
+            return f"`{new_name}` on line {line} would no longer name its definition in this file"
+    return None
+
+
+def _renamed_components(qualified: str, renamed: Mapping[str, str]) -> str:
+    """Qualified names with each renamed dotted component replaced (an import renamed
+    at its source, e.g. ``from m import old as alias``, is still that import)."""
+    return ", ".join(
+        ".".join(renamed.get(part, part) for part in name.split("."))
+        for name in qualified.split(", ")
+    )
+
+
+def _tokens(text: str) -> list[tuple[int, str, tuple[int, int]]] | None:
+    import io
+    import tokenize
+
+    try:
+        return [
+            (token.type, token.string, token.start)
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tokenize.tok_name[token.type] not in _LAYOUT_TOKENS
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+_LAYOUT_TOKENS = frozenset({"NL", "NEWLINE", "INDENT", "DEDENT"})
+
+
+def _resolutions(text: str) -> dict[tuple[int, int], _Resolution]:
+    """How each name read in ``text`` resolves, by its (line, column)."""
+    import libcst
+    from libcst.metadata import (
+        Assignment,
+        BuiltinAssignment,
+        CodeRange,
+        MetadataWrapper,
+        PositionProvider,
+        Scope,
+        ScopeProvider,
+    )
+
+    wrapper = MetadataWrapper(libcst.parse_module(text), unsafe_skip_copy=True)
+    resolved = wrapper.resolve_many([ScopeProvider, PositionProvider])
+    scopes = cast("Mapping[libcst.CSTNode, Scope | None]", resolved[ScopeProvider])
+    positions = cast("Mapping[libcst.CSTNode, CodeRange]", resolved[PositionProvider])
+    found: dict[tuple[int, int], _Resolution] = {}
+    for scope in {id(scope): scope for scope in scopes.values() if scope is not None}.values():
+        for access in scope.accesses:
+            node = access.node
+            if not isinstance(node, libcst.Name):
+                continue
+            where = positions[node].start
+            referents = access.referents
+            resolution: _Resolution
+            if not referents:
+                resolution = ("unresolved", "")
+            elif all(isinstance(referent, BuiltinAssignment) for referent in referents):
+                resolution = ("builtin", node.value)
+            elif any(
+                isinstance(referent, Assignment)
+                and isinstance(referent.node, (libcst.Import, libcst.ImportFrom))
+                for referent in referents
+            ):
+                names = sorted(name.name for name in scope.get_qualified_names_for(node))
+                resolution = ("import", ", ".join(names))
+            else:
+                resolution = ("bound", "")
+            found[(where.line, where.column)] = resolution
+    return found
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:

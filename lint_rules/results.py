@@ -25,6 +25,18 @@ class RunOptions:
     jobs: int = 1
 
 
+@dataclass(frozen=True)
+class Change:
+    """A file's fixed text, verified but not yet written (``fix`` writes after every file)."""
+
+    before: str
+    after: str
+    encoding: str
+    applied: int
+    ignored: tuple[str, ...] = ()
+    """The codes ``per-file-ignores`` turns off for the file (to fix it again)."""
+
+
 @dataclass
 class FileResult:
     """The outcome for one file. ``findings`` are those left after any fix."""
@@ -35,13 +47,16 @@ class FileResult:
     parsed: bool = False
     cached: bool = False
     fixed: int = 0
+    """How many fixes were written (or, with ``--diff``, would be)."""
     diff: str = ""
     fixed_source: bytes | None = None
     """For stdin in fix mode: the fixed source, in the input's encoding."""
     refused: str | None = None
-    """Why the fixes were not applied (the result would not parse or encode)."""
+    """Why the fixes were withheld (the result failed verification or cannot be encoded)."""
     write_error: str | None = None
     """Why the fixed file could not be written."""
+    change: Change | None = None
+    """In fix mode, before writing: the verified change to the file, if any."""
 
 
 @dataclass(frozen=True)

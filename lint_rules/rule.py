@@ -62,6 +62,9 @@ Class attributes
              them, raising ``ConfigError`` with a message that names the key.
              A rule is instantiated once in the main process (to validate the
              configuration before any work) and once per worker process.
+``READS``    keys owned by another rule that this rule also receives, unvalidated
+             (LR002 reads ``renames`` so that a renamed value is allowed: both
+             rules then agree within one ``fix``).
 ``VALID``    code on which the rule reports nothing (examples are dedented).
 ``INVALID``  code on which the rule reports exactly one finding, with the expected
              message, 1-based range (end exclusive) and the source after ``fix``
@@ -242,6 +245,7 @@ class Rule:
     NAME: ClassVar[str]
     MESSAGE: ClassVar[str]
     OPTIONS: ClassVar[tuple[str, ...]] = ()
+    READS: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
@@ -305,6 +309,45 @@ _STRING = re.compile(r"([A-Za-z]{0,2})('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
 
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ProjectIndex:
+    """What the project around a file defines, from a text scan of its Python files."""
+
+    definitions: frozenset[str]
+    """Names of the functions and classes defined anywhere in the project."""
+    packages: frozenset[str]
+    """Top-level module and package names of the project's files."""
+
+
+_PROJECT_INDEXES: dict[Path, ProjectIndex] = {}
+
+
+def project_index(root: Path | None) -> ProjectIndex:
+    """The project's index, built once per process and root (empty without a root)."""
+    if root is None:
+        return ProjectIndex(frozenset(), frozenset())
+    index = _PROJECT_INDEXES.get(root)
+    if index is None:
+        from lint_rules.discovery import discover
+
+        definitions: set[str] = set()
+        packages: set[str] = set()
+        for path in discover([root], root, ()):
+            directory, top = path.parent, path.stem
+            while (directory / "__init__.py").is_file():
+                top, directory = directory.name, directory.parent
+            packages.add(top)
+            try:
+                definitions.update(_DEFINED.findall(path.read_text("utf-8", errors="replace")))
+            except OSError:
+                continue
+        index = _PROJECT_INDEXES[root] = ProjectIndex(frozenset(definitions), frozenset(packages))
+    return index
+
+
 class FileContext:
     """One file under check: its text and lazily built, cached views of it.
 
@@ -362,6 +405,11 @@ class FileContext:
         """1-based line and character column of a character offset."""
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
+
+    @property
+    def project(self) -> ProjectIndex:
+        """What the project (under ``root``) defines; read once per process."""
+        return project_index(self.root)
 
     def string_body(self, node: ast.Constant) -> tuple[int, int] | None:
         """Where a string literal's value is spelt between its quotes, or ``None``.

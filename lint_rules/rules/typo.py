@@ -105,10 +105,16 @@ class TypoRule(Rule):
     an underscore, with its `self.`/`cls.` uses in that class). No fix is
     offered when typos suggests more than one correction, when the corrected
     name already exists in the file, or when the name also appears inside a
-    string (for example a string annotation). Public names, names from other
-    modules and string constants are reported, never changed: the message gives
-    the `[tool.lint_rules.renames]` line that migrates them through LR001.
-    File names are typos' own business (run `typos` itself for them).
+    string (for example a string annotation). A word in prose that names code
+    stays: one in inline code (` ``emit()`` `, `` `emit` ``, a role such as
+    `` :func:`emit` ``) or one that is a name defined in the file or a function
+    or class defined in the project. A private module member that another
+    module of the project imports is renamed only if that module is renamed in
+    the same run (never, today: the fix is withheld with the reason). Public
+    names, names from other modules and string constants are reported, never
+    changed: the message gives the `[tool.lint_rules.renames]` line that
+    migrates them through LR001. File names are typos' own business (run
+    `typos` itself for them).
 
     ## Options
     None in `[tool.lint_rules]`: the words come from typos and its
@@ -264,6 +270,29 @@ class TypoRule(Rule):
         self.report((placed.start, placed.end), message, placed.fix)
 
 
+_INLINE_CODE = re.compile(r"``[^`\n]+``|`[^`\n]+`")
+"""Inline code in reStructuredText and Markdown prose, role targets (:func:`name`) included."""
+
+
+def _file_names(tree: ast.Module) -> set[str]:
+    """Every name the file defines or binds (definitions, parameters, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.update(node.name.split("."))
+            if node.asname:
+                names.add(node.asname)
+    return names
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
 
@@ -395,10 +424,28 @@ class _Placer:
 
     def _word_fix(self, start: int, end: int, misspelling: Misspelling, place: str) -> Placed:
         fix = None
-        note = _ambiguous(misspelling)
+        note = _ambiguous(misspelling) or self._names_code(start, end)
         if not note:
             fix = Fix((Edit(start, end, misspelling.corrections[0]),))
         return Placed(start, end, misspelling.typo, misspelling.corrections, place, note, fix)
+
+    def _names_code(self, start: int, end: int) -> str:
+        """Why a word in prose at ``start:end`` is code, not prose (``""`` if it is prose)."""
+        line_start = self.text.rfind("\n", 0, start) + 1
+        line_end = self.text.find("\n", end)
+        line = self.text[line_start : len(self.text) if line_end < 0 else line_end]
+        for span in _INLINE_CODE.finditer(line):
+            if span.start() <= start - line_start and end - line_start <= span.end():
+                return "; not fixed: it is inline code"
+        first, last = start, end
+        while first > 0 and (self.text[first - 1].isalnum() or self.text[first - 1] == "_"):
+            first -= 1
+        while last < len(self.text) and (self.text[last].isalnum() or self.text[last] == "_"):
+            last += 1
+        word = self.text[first:last]
+        if word in _file_names(self.file.ast_tree) or word in self.file.project.definitions:
+            return f"; not fixed: `{word}` names code in this project"
+        return ""
 
     def _string_constant(self, start: int, end: int, misspelling: Misspelling) -> Placed:
         note = "; not fixed: its value may be relied on"

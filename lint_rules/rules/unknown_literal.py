@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
@@ -75,6 +75,7 @@ class UnknownLiteralRule(Rule):
     NAME = "unknown-literal"
     MESSAGE = "{value!r} is not a value of `{field}`{hint}"
     OPTIONS = ("literals",)
+    READS = ("renames",)
 
     VALID = (
         Valid("if event.name == 'handoff_occured':\n    pass\n", options=_EVENTS),
@@ -168,7 +169,9 @@ class UnknownLiteralRule(Rule):
 
     def __init__(self, options: RuleOptions) -> None:
         super().__init__(options)
-        self.fields = parse_literals(options.get("literals", {}))
+        self.fields = _with_renamed_values(
+            parse_literals(options.get("literals", {})), options.get("renames", {})
+        )
         self.by_attribute: dict[str, list[Field]] = {}
         self.by_class: dict[str, dict[str, Field]] = {}
         for field in self.fields:
@@ -295,6 +298,22 @@ class Field:
     values: frozenset[str]
     sources: frozenset[Path]
     """The module sources the values were read from."""
+
+
+def _with_renamed_values(fields: list[Field], renames: object) -> list[Field]:
+    """Allow the new spelling of a value that ``renames`` (LR001) renames: the
+    declaration is renamed in the same ``fix``, and until then both spellings are
+    valid, so the two rules never undo each other's fixes."""
+    if not isinstance(renames, dict) or not renames:
+        return fields
+    return [
+        replace(
+            field,
+            values=field.values
+            | {new for old, new in renames.items() if old in field.values and isinstance(new, str)},
+        )
+        for field in fields
+    ]
 
 
 def parse_literals(table: object) -> list[Field]:

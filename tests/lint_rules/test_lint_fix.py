@@ -142,8 +142,10 @@ def test_fix_whose_result_does_not_parse_is_refused_and_file_untouched(
 
     assert target.read_text() == "x = breakme\ny = old_name\n"
     assert outcome.code == 1
-    assert "m.py: fix refused, the result would not parse: line 1:" in outcome.err
-    assert "m.py:1:5: LR991 [*] breakme" in outcome.out
+    assert "m.py: fix withheld: the result would not compile: line 1:" in outcome.err
+    withheld = "(fix withheld: the result would not compile: line 1: invalid syntax)"
+    assert f"m.py:1:5: LR991 breakme {withheld}" in outcome.out
+    assert "Fixed 0 errors, 2 remaining." in outcome.out
 
 
 def test_fix_that_the_file_encoding_cannot_hold_is_refused(project: Path, lint: Lint) -> None:
@@ -156,7 +158,7 @@ def test_fix_that_the_file_encoding_cannot_hold_is_refused(project: Path, lint: 
     outcome = lint("fix")
 
     assert outcome.code == 1
-    assert "fix refused, the result cannot be encoded as ascii" in outcome.err
+    assert "fix withheld: the result cannot be encoded as ascii" in outcome.err
     assert target.read_bytes() == b"# -*- coding: ascii -*-\nx = old_name\n"
 
 

@@ -1,0 +1,359 @@
+"""Real-world check of ``lint_rules fix``: popular projects from PyPI, each with a rename.
+
+For each project: download its pinned sdist (``pip download --no-deps --no-binary
+:all:``), unpack it twice (``before`` and ``after``), add a ``[tool.lint_rules.renames]``
+entry taken from the project's history to ``after``'s pyproject.toml, run
+``python -m lint_rules fix`` there (every rule, safe fixes only, as a new user would),
+then check that
+
+- every file ``fix`` changed still compiles;
+- the package still imports (from the ``after`` tree);
+- the project's own test suite gives the same outcome per test before and after
+  (run offline, from the unpacked trees, with ``-o addopts=`` so that coverage and
+  similar plugins are not needed; tests whose dependencies are missing fail the same
+  way on both sides).
+
+Usage: ``.venv/bin/python benchmarks/realworld_fix.py [--only NAME ...] [--work DIR]``.
+The sdists and trees live under ``--work`` (default: the system temporary directory),
+never in the repository. Prints the markdown table of ``benchmarks/README.md`` and
+writes the details (findings, withheld fixes, differing tests) to ``WORK/report.json``.
+Exit code 1 if a changed file stops compiling, the package stops importing, or a test
+changes its outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+PIP_DOWNLOAD = (sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:")
+PYTEST = (
+    *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="),
+    *("-o", "asyncio_default_fixture_loop_scope=function"),
+    *("-W", "ignore::pytest.PytestRemovedIn10Warning"),  # older suites, today's pytest
+    "--continue-on-collection-errors",  # a module needing an absent extra fails alone
+)
+"""pluggy is not among the projects: pytest imports it, so its own tree cannot be tested."""
+TEST_TIMEOUT = 1800
+"""Seconds one test-suite run may take."""
+
+
+@dataclass(frozen=True)
+class Project:
+    """A pinned sdist, the rename to apply, and how to import and test it."""
+
+    name: str
+    version: str
+    package: str
+    rename: str
+    """The ``[tool.lint_rules.renames]`` entry (TOML)."""
+    origin: str
+    """Where the rename comes from."""
+    sources: str = "src"
+    """The directory (relative to the sdist root) that holds the package."""
+    tests: tuple[str, ...] = ("tests",)
+    """pytest arguments (paths) of the test suite."""
+    label: str = ""
+    """Tells two configurations of one project apart in the table."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}{'-' + self.label if self.label else ''}"
+
+
+PROJECTS = (
+    Project(
+        "attrs",
+        "22.2.0",
+        "attr",
+        '"attr:s(hash)" = "unsafe_hash"',
+        "changelog 22.2.0: `attr.s` accepts *unsafe_hash* for *hash* (PEP 681)",
+    ),
+    Project(
+        "attrs",
+        "22.2.0",
+        "attr",
+        'hash = "unsafe_hash"',
+        "the same, written as a bare name (issue 11's shape): every `hash` binding in attrs",
+        label="bare",
+    ),
+    Project(
+        "click",
+        "8.1.7",
+        "click",
+        'OptionParser = "_OptionParser"',
+        "8.2.0: the parser module is private, `OptionParser` became `_OptionParser`",
+    ),
+    Project(
+        "Jinja2",
+        "3.0.3",
+        "jinja2",
+        'contextfunction = "pass_context"',
+        "changelog 3.0.0: `contextfunction` is renamed to `pass_context`",
+    ),
+    Project(
+        "openai-agents",
+        "0.24.0",
+        "agents",
+        'handoff_occured = "handoff_occurred"',  # noqa: LR001
+        "the misspelt stream event name (issue 11's own case)",
+    ),
+)
+
+
+@dataclass
+class Outcome:
+    """What ``fix`` did to one project and what the checks found."""
+
+    project: Project
+    fixed: int = 0
+    remaining: int = 0
+    withheld: int = 0
+    not_fixed: int = 0
+    fix_seconds: float = 0.0
+    changed: list[str] = field(default_factory=list)
+    not_compiling: list[str] = field(default_factory=list)
+    imports_before: bool = False
+    imports_after: bool = False
+    tests_before: dict[str, str] = field(default_factory=dict)
+    tests_after: dict[str, str] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)
+
+    @property
+    def differing_tests(self) -> list[str]:
+        names = sorted(set(self.tests_before) | set(self.tests_after))
+        return [
+            f"{name}: {self.tests_before.get(name, 'absent')} -> "
+            f"{self.tests_after.get(name, 'absent')}"
+            for name in names
+            if self.tests_before.get(name) != self.tests_after.get(name)
+        ]
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.not_compiling
+            and (self.imports_after or not self.imports_before)
+            and not self.differing_tests
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", help="project keys to run (default: all)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "lint_realworld")
+    arguments = parser.parse_args()
+    work: Path = arguments.work.resolve()
+    projects = [p for p in PROJECTS if not arguments.only or p.key in arguments.only]
+    outcomes = []
+    for project in projects:
+        print(f"== {project.key} {project.version}", file=sys.stderr, flush=True)
+        outcomes.append(check_project(project, work))
+    print(table(outcomes))
+    report = [
+        {
+            "project": f"{o.project.key} {o.project.version}",
+            "rename": o.project.rename,
+            "fixed": o.fixed,
+            "remaining": o.remaining,
+            "withheld": o.withheld,
+            "not_fixed": o.not_fixed,
+            "changed": o.changed,
+            "not_compiling": o.not_compiling,
+            "imports": [o.imports_before, o.imports_after],
+            "differing_tests": o.differing_tests,
+            "findings": o.findings,
+        }
+        for o in outcomes
+    ]
+    (work / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0 if all(outcome.ok for outcome in outcomes) else 1
+
+
+def check_project(project: Project, work: Path) -> Outcome:
+    sdist = download(project, work / "sdists")
+    tree = work / f"{project.key}-{project.version}"
+    shutil.rmtree(tree, ignore_errors=True)
+    before, after = tree / "before", tree / "after"
+    unpack(sdist, before)
+    shutil.copytree(before, after, symlinks=True)
+    configure(after, project.rename)
+    outcome = Outcome(project)
+    outcome.imports_before = imports(before, project)
+    outcome.tests_before = run_tests(before, project, tree / "before.xml")
+    started = time.perf_counter()
+    fix = subprocess.run(
+        [sys.executable, "-m", "lint_rules", "fix"],
+        cwd=after,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_environment(after, project),
+    )
+    outcome.fix_seconds = time.perf_counter() - started
+    if fix.returncode == 2:
+        raise SystemExit(f"{project.name}: lint_rules fix failed: {fix.stderr.strip()}")
+    summary = re.search(r"Fixed (\d+) errors?, (\d+) remaining", fix.stdout)
+    if summary is None:
+        raise SystemExit(f"{project.name}: no summary in the output of fix:\n{fix.stdout}")
+    outcome.fixed, outcome.remaining = int(summary[1]), int(summary[2])
+    outcome.findings = [line for line in fix.stdout.splitlines() if ": LR" in line]
+    outcome.withheld = sum("fix withheld" in line for line in outcome.findings)
+    outcome.not_fixed = sum("not fixed" in line for line in outcome.findings)
+    outcome.changed = changed_files(before, after)
+    outcome.not_compiling = [
+        name for name in outcome.changed if name.endswith(".py") and not compiles(after / name)
+    ]
+    outcome.imports_after = imports(after, project)
+    outcome.tests_after = run_tests(after, project, tree / "after.xml")
+    return outcome
+
+
+def download(project: Project, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    spec = f"{project.name}=={project.version}"
+    name = "[-_]".join(re.escape(part) for part in project.name.split("-"))
+    stem = re.compile(rf"{name}-{re.escape(project.version)}\.tar\.gz")
+    found = [path for path in directory.iterdir() if stem.fullmatch(path.name)]
+    if not found:
+        subprocess.run(
+            [*PIP_DOWNLOAD, spec, "-d", str(directory)],
+            check=True,
+        )
+        found = [path for path in directory.iterdir() if stem.fullmatch(path.name)]
+    if not found:
+        raise SystemExit(f"{spec}: no sdist downloaded into {directory}")
+    return found[0]
+
+
+def unpack(sdist: Path, target: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=target.parent.parent) as scratch:
+        with tarfile.open(sdist) as archive:
+            archive.extractall(scratch, filter="data")
+        (top,) = Path(scratch).iterdir()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(top), target)
+
+
+def configure(root: Path, rename: str) -> None:
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    if "[tool.lint_rules" in text:
+        raise SystemExit(f"{root}: already configures lint_rules")
+    pyproject.write_text(f"{text}\n[tool.lint_rules.renames]\n{rename}\n", encoding="utf-8")
+
+
+def _environment(root: Path, project: Project) -> dict[str, str]:
+    environment = dict(os.environ)
+    paths = [str(root / project.sources), str(root)]
+    environment["PYTHONPATH"] = os.pathsep.join(paths)
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    for name in ("OPENAI_API_KEY", "HTTP_PROXY", "HTTPS_PROXY"):
+        environment.pop(name, None)
+    return environment
+
+
+def imports(root: Path, project: Project) -> bool:
+    result = subprocess.run(
+        [sys.executable, "-c", f"import {project.package}; print({project.package}.__file__)"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_environment(root, project),
+    )
+    return result.returncode == 0 and str(root) in result.stdout
+
+
+def run_tests(root: Path, project: Project, report: Path) -> dict[str, str]:
+    """Each test's outcome (passed, failed, error, skipped) by its id."""
+    subprocess.run(
+        [*PYTEST, f"--junitxml={report}", *project.tests],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=TEST_TIMEOUT,
+        env=_environment(root, project),
+    )
+    if not report.exists():
+        return {"<the test run itself>": "did not report"}
+    outcomes: dict[str, str] = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        kinds = {child.tag for child in case}
+        outcome = next(
+            (kind for kind in ("error", "failure", "skipped") if kind in kinds), "passed"
+        )
+        outcomes[name] = outcome
+    return outcomes
+
+
+def changed_files(before: Path, after: Path) -> list[str]:
+    changed = []
+    for path in sorted(after.rglob("*")):
+        if not path.is_file() or ".lint_rules_cache" in path.parts:
+            continue
+        relative = path.relative_to(after)
+        if relative.as_posix() == "pyproject.toml":
+            continue
+        original = before / relative
+        if not original.exists() or not filecmp.cmp(original, path, shallow=False):
+            changed.append(relative.as_posix())
+    return changed
+
+
+def compiles(path: Path) -> bool:
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def table(outcomes: list[Outcome]) -> str:
+    lines = [
+        "| project | rename | files changed | fixed / remaining (withheld, not fixed) "
+        "| changed files compile | imports | tests before | tests after | same per test |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        p = o.project
+        lines.append(
+            f"| {p.name} {p.version} | `{p.rename}` | {len(o.changed)} "
+            f"| {o.fixed} / {o.remaining} ({o.withheld}, {o.not_fixed}) "
+            f"| {len(o.changed) - len(o.not_compiling)}/{len(o.changed)} "
+            f"| {_yes(o.imports_before)} -> {_yes(o.imports_after)} "
+            f"| {_counts(o.tests_before)} | {_counts(o.tests_after)} "
+            f"| {'yes' if not o.differing_tests else f'no: {len(o.differing_tests)} differ'} |"
+        )
+    return "\n".join(lines)
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _counts(tests: dict[str, str]) -> str:
+    counts: dict[str, int] = {}
+    for outcome in tests.values():
+        counts[outcome] = counts.get(outcome, 0) + 1
+    order = ("passed", "failure", "error", "skipped")
+    return ", ".join(f"{counts[kind]} {kind}" for kind in order if counts.get(kind))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
