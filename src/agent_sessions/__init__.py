@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._servers import SessionBackendError
 from .agent import Agent
+from .errors import (
+    BackendAuthenticationError,
+    BackendDatabaseMissingError,
+    BackendTimeoutError,
+    BackendUnreachableError,
+    ForeignDataError,
+    InvalidSessionIdError,
+    SessionBackendError,
+    SessionConfigError,
+    UnsupportedSchemaError,
+)
 from .models import Model, OfflineModel, OpenAIChatCompletionsModel
 from .protocol import (
     InvalidItemError,
@@ -28,8 +38,14 @@ from .tools import FunctionTool, function_tool
 
 __all__ = [
     "Agent",
+    "BackendAuthenticationError",
+    "BackendDatabaseMissingError",
+    "BackendTimeoutError",
+    "BackendUnreachableError",
+    "ForeignDataError",
     "FunctionTool",
     "InvalidItemError",
+    "InvalidSessionIdError",
     "Item",
     "Model",
     "OfflineModel",
@@ -48,10 +64,12 @@ __all__ = [
     "SessionABC",
     "SessionBackendError",
     "SessionClosedError",
+    "SessionConfigError",
     "SessionError",
     "SessionSettings",
     "SessionStore",
     "SessionsPage",
+    "UnsupportedSchemaError",
     "function_tool",
 ]
 

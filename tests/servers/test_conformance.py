@@ -1,14 +1,12 @@
 """The conformance kit against the real Redis and PostgreSQL servers.
 
-Sessions created in the test's own event loop share one store, as an application's would;
-sessions the kit creates in other threads (each with its own loop) open their own store,
-since a connection pool belongs to one event loop. Child processes open the same server
-through ``child_session_factory``.
+Every session the kit creates shares one store, as an application's would, whichever
+event loop or thread creates and uses it (the store keeps a client per loop). Child
+processes open the same server through ``child_session_factory``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
 
@@ -27,12 +25,10 @@ class TestRedisSession(SessionConformance):
     url: str
     key_prefix: str
     store: RedisStore
-    loop: asyncio.AbstractEventLoop
 
     @pytest.fixture(autouse=True)
     async def redis_store(self, redis_url: str, redis_prefix: str) -> AsyncIterator[None]:
         self.url, self.key_prefix = redis_url, redis_prefix
-        self.loop = asyncio.get_running_loop()
         async with RedisStore(redis_url, key_prefix=redis_prefix) as store:
             self.store = store
             yield
@@ -40,18 +36,14 @@ class TestRedisSession(SessionConformance):
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
-        if asyncio.get_running_loop() is self.loop:
-            return self.store.session(session_id, session_settings=session_settings)
-        return RedisSession(
-            session_id, self.url, key_prefix=self.key_prefix, session_settings=session_settings
-        )
+        return self.store.session(session_id, session_settings=session_settings)
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(RedisSession, url=self.url, key_prefix=self.key_prefix)
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         assert isinstance(session, RedisSession)
-        await self.store._client.rpush(self.store._key(session.session_id), raw)
+        await self.store._client_for("test").rpush(self.store._key(session.session_id), raw)
 
 
 class TestPostgresSession(SessionConformance):
@@ -59,12 +51,10 @@ class TestPostgresSession(SessionConformance):
     url: str
     table: str
     store: PostgresStore
-    loop: asyncio.AbstractEventLoop
 
     @pytest.fixture(autouse=True)
     async def postgres_store(self, database_url: str, postgres_table: str) -> AsyncIterator[None]:
         self.url, self.table = database_url, postgres_table
-        self.loop = asyncio.get_running_loop()
         async with PostgresStore(database_url, table=postgres_table) as store:
             self.store = store
             yield
@@ -72,11 +62,7 @@ class TestPostgresSession(SessionConformance):
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
-        if asyncio.get_running_loop() is self.loop:
-            return self.store.session(session_id, session_settings=session_settings)
-        return PostgresSession(
-            session_id, self.url, table=self.table, session_settings=session_settings
-        )
+        return self.store.session(session_id, session_settings=session_settings)
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(PostgresSession, url=self.url, table=self.table)
