@@ -317,7 +317,9 @@ class PostgresStore:
 
         return AsyncConnectionPool(
             self._conninfo,
-            min_size=1,
+            # No connection opened in the background: a loop may end (asyncio.run) at any
+            # time, and a pool task cancelled mid-connect would keep that loop from closing.
+            min_size=0,
             max_size=self._max_connections,
             timeout=self.timeout,
             kwargs=kwargs,

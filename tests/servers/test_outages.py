@@ -108,6 +108,7 @@ async def test_batch_whose_reply_is_lost_is_stored_whole_or_not_and_says_so(
 
 async def test_batch_cut_mid_request_says_it_may_have_been_written(outage: Outage) -> None:
     session = outage.store.session(_new_id())
+    assert await session.get_items() == []  # connected and ready
     outage.proxy.cut_next_request("mid_request")
     with pytest.raises(SessionBackendError) as caught:
         await session.add_items(BATCH)
