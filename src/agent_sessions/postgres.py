@@ -58,6 +58,7 @@ try:
     from psycopg import errors as pg_errors
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
+    from psycopg.pq import TransactionStatus
     from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - exercised in a venv without psycopg
     raise missing_driver("PostgreSQL", "postgres", "psycopg") from exc
@@ -252,10 +253,18 @@ class PostgresStore:
         when a frozen server executes the insert later (it rolls back when it finds the
         connection gone)."""
         async with self._connection(write=True) as conn:
-            async with conn.pipeline() as pipeline:
-                await conn.execute(b"BEGIN")
-                await conn.execute(query, params)
-                await pipeline.sync()
+            try:
+                async with conn.pipeline() as pipeline:
+                    await conn.execute(b"BEGIN")
+                    await conn.execute(query, params)
+                    await pipeline.sync()
+            except psycopg.DatabaseError:
+                # The server refused the insert: end its transaction before the error
+                # leaves (a broken connection is dropped by the pool instead).
+                if conn.info.transaction_status == TransactionStatus.INERROR:
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.execute(b"ROLLBACK")
+                raise
             await conn.execute(b"COMMIT")
 
     @asynccontextmanager
@@ -328,11 +337,13 @@ class PostgresStore:
         )
 
     async def _connect_directly(self) -> psycopg.AsyncConnection[Any]:
-        return await psycopg.AsyncConnection.connect(
-            self._conninfo,
-            autocommit=True,
-            connect_timeout=max(2, round(self.connect_timeout)),
-        )
+        """One connection outside the pools, with the pool's connection settings."""
+        kwargs: dict[str, Any] = {}
+        if self._injected is not None and isinstance(self._injected.kwargs, dict):
+            kwargs.update(self._injected.kwargs)
+        kwargs["autocommit"] = True
+        kwargs.setdefault("connect_timeout", max(2, round(self.connect_timeout)))
+        return await psycopg.AsyncConnection.connect(self._conninfo, **kwargs)
 
     async def _diagnose(self, exc: PoolTimeout) -> SessionError:
         """Why no pooled connection came: try one connection of our own to learn the cause
