@@ -65,7 +65,10 @@ class PerLoop(Generic[_T]):
     anything on a dead loop (their sockets are closed by the garbage collector).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, drop: Callable[[_T], None] | None = None) -> None:
+        """``drop(client)`` releases a client of a closed loop without awaiting (for
+        instance by closing its sockets); by default it is left to the garbage collector."""
+        self._drop = drop
         self._lock = threading.Lock()
         self._items: dict[asyncio.AbstractEventLoop, _T] = {}
         self._last: tuple[asyncio.AbstractEventLoop, _T] | None = None
@@ -80,7 +83,12 @@ class PerLoop(Generic[_T]):
             item = self._items.get(loop)
             if item is None:
                 for dead in [other for other in self._items if other.is_closed()]:
-                    del self._items[dead]
+                    dropped = self._items.pop(dead)
+                    if self._drop is not None:
+                        try:
+                            self._drop(dropped)
+                        except Exception as exc:  # releasing is best effort
+                            logger.warning("could not release a connection: %r", exc)
                 item = create()
                 self._items[loop] = item
             self._last = (loop, item)
@@ -109,6 +117,8 @@ class PerLoop(Generic[_T]):
                 elif not loop.is_closed() and loop.is_running():
                     future = asyncio.run_coroutine_threadsafe(_awaited(close, item), loop)
                     await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+                elif self._drop is not None:
+                    self._drop(item)
             except Exception as exc:  # closing is best effort; the next client is fresh
                 logger.warning("could not close a connection cleanly: %r", exc)
 

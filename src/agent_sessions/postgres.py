@@ -173,7 +173,7 @@ class PostgresStore:
         except psycopg.ProgrammingError as exc:
             raise SessionConfigError(f"bad PostgreSQL URL {self.url}: {exc}") from None
         self._injected_free = pool is not None
-        self._pools: PerLoop[AsyncConnectionPool[Any]] = PerLoop()
+        self._pools: PerLoop[AsyncConnectionPool[Any]] = PerLoop(self._drop_pool)
         self._queries = _Queries(table)
         self._ready = False
         self._closed = False
@@ -309,6 +309,16 @@ class PostgresStore:
             raise SessionBackendError(
                 f"PostgreSQL at {self.url} failed: {exc}", may_have_written=sent
             ) from exc
+
+    def _drop_pool(self, pool: AsyncConnectionPool[Any]) -> None:
+        """Close the idle connections of a pool whose loop has closed, at once: the pool
+        cannot be awaited any more, and the server should not keep them until the
+        garbage collector runs (an injected pool is left alone)."""
+        if pool is self._injected:
+            return
+        idle = getattr(pool, "_pool", ())
+        while idle:
+            idle.popleft().pgconn.finish()
 
     def _new_pool(self) -> AsyncConnectionPool[Any]:
         """A pool for a loop new to this store (called under ``PerLoop``'s lock)."""

@@ -349,3 +349,23 @@ def test_sqlite_password_in_a_url_is_masked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"u:\*\*\*@host") as caught:
         open_store("sqlite://u:Pw-123@host/x.db")
     assert "Pw-123" not in str(caught.value)
+
+
+async def test_postgres_pools_of_closed_loops_release_their_connections(
+    database_url: str, postgres_table: str
+) -> None:
+    name = f"i14-{uuid.uuid4().hex[:10]}"
+    sep = "&" if "?" in database_url else "?"
+    store = PostgresStore(f"{database_url}{sep}application_name={name}", table=postgres_table)
+    session = store.session(_new_id())
+
+    def one_loop_per_call() -> None:
+        for n in range(6):
+            asyncio.run(session.add_items([{"n": n}]))
+
+    await asyncio.get_running_loop().run_in_executor(None, one_loop_per_call)
+    # Each new loop released the connections of the loop before it; the last one's remain.
+    assert await _postgres_connections(database_url, name) <= 1
+    assert len(await session.get_items()) == 6
+    await store.close()
+    assert await _postgres_connections(database_url, name) == 0
