@@ -5,7 +5,9 @@ key ``key_prefix + escaped id``: the id with ``%`` written ``%25`` and ``:`` wri
 ``%3A``. ``key_prefix`` must end with ``:``, so an escaped id never holds a bare ``:``
 and the keys of two stores can never meet, even when one prefix extends the other
 (``app:`` and ``app:user:``). Ids without ``:`` or ``%`` keep the key they had before
-this layout (``prefix + id``); see ``docs/sessions.md`` to move the others.
+this layout (``prefix + id``); see ``docs/sessions.md`` to move the others. The key
+``key_prefix`` itself (never a session's: an escaped id is never empty) holds the layout
+version, ``SCHEMA_VERSION``; a newer one is refused with ``UnsupportedSchemaError``.
 
 ``add_items`` is one ``RPUSH`` of the whole batch (atomic by itself; wrapped in
 ``MULTI``/``EXEC`` together with a refresh of the TTL when the store has one, a refresh
@@ -38,6 +40,7 @@ from .errors import (
     ForeignDataError,
     SessionBackendError,
     SessionConfigError,
+    UnsupportedSchemaError,
 )
 from .protocol import (
     Item,
@@ -66,12 +69,15 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_KEY_PREFIX",
     "DEFAULT_SOCKET_TIMEOUT",
+    "SCHEMA_VERSION",
     "RedisSession",
     "RedisStore",
     "session_key",
 ]
 
 DEFAULT_KEY_PREFIX = "agent_sessions:"
+SCHEMA_VERSION = 2
+"""The key layout's version, kept under the key ``key_prefix`` itself (1: unescaped ids)."""
 DEFAULT_CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a connection to the server."""
 DEFAULT_SOCKET_TIMEOUT = 10.0
@@ -165,6 +171,7 @@ class RedisStore:
             except ValueError as exc:
                 raise SessionConfigError(f"bad Redis URL {self.url}: {exc}") from None
         self._injected_free = client is not None  # the first loop gets the injected client
+        self._ready = False
         self._clients: PerLoop[aioredis.Redis] = PerLoop()
         self._closed = False
 
@@ -187,6 +194,8 @@ class RedisStore:
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         validate_page_limit(limit)
         client = self._client_for("list_sessions")
+        if not self._ready:
+            await self._check_schema(client)
         scan_cursor, after = _parse_cursor(cursor)
         pattern = _glob_escape(self.key_prefix + _escape(prefix)).encode() + b"*"
         skip = len(self.key_prefix.encode())
@@ -236,6 +245,28 @@ class RedisStore:
 
     def _key(self, session_id: str) -> bytes:
         return session_key(self.key_prefix, session_id)
+
+    async def _check_schema(self, client: aioredis.Redis) -> None:
+        """Record the key layout's version under the prefix itself (a key no session can
+        have: session keys never end with ``:``), or refuse a newer one (once per store)."""
+        marker = self.key_prefix.encode("utf-8")
+        async with self._errors(), client.pipeline(transaction=False) as pipe:
+            pipe.set(marker, SCHEMA_VERSION, nx=True)
+            pipe.get(marker)
+            _, raw = await pipe.execute()
+        text = _as_bytes(raw).decode("utf-8", "replace") if raw is not None else ""
+        if not text.isdigit():
+            raise ForeignDataError(
+                f"Redis at {self.url}: key {self.key_prefix!r} should hold this library's "
+                f"layout version, but holds {text[:40]!r}; it was left untouched"
+            )
+        if int(text) > SCHEMA_VERSION:
+            raise UnsupportedSchemaError(
+                f"Redis at {self.url}: prefix {self.key_prefix!r} holds sessions of layout "
+                f"version {text}, newer than this library's {SCHEMA_VERSION}: upgrade "
+                "agent-sessions instead of using it"
+            )
+        self._ready = True
 
     def _new_client(self) -> aioredis.Redis:
         if self._url is not None:
@@ -367,7 +398,7 @@ class RedisSession(SessionABC):
         limit = self._effective_limit(limit)
         if limit is not None and limit > _INT64_MAX:
             limit = None  # more than any session holds; the server's integers are 64-bit
-        client = self._client()
+        client = await self._ready_client()
         if limit == 0:
             return []
         async with self.store._errors():
@@ -378,7 +409,7 @@ class RedisSession(SessionABC):
 
     async def add_items(self, items: list[Item]) -> None:
         encoded = encode_items(items)
-        client = self._client()
+        client = await self._ready_client()
         if not encoded:
             return
         ttl_ms = self.store.ttl_ms
@@ -392,7 +423,7 @@ class RedisSession(SessionABC):
                     await pipe.execute()
 
     async def pop_item(self) -> Item | None:
-        client = self._client()
+        client = await self._ready_client()
         ttl_ms = self.store.ttl_ms
         async with self.store._errors(write=True):
             while True:
@@ -412,7 +443,7 @@ class RedisSession(SessionABC):
                 # A corrupt newest item is removed and skipped; the next one is the latest.
 
     async def clear_session(self) -> None:
-        client = self._client()
+        client = await self._ready_client()
         async with self.store._errors(write=True):
             await client.eval(_DELETE_IF_LIST, 1, self._key)
 
@@ -423,6 +454,12 @@ class RedisSession(SessionABC):
         self._closed = True
         if self._owns_store:
             await self.store.close()
+
+    async def _ready_client(self) -> aioredis.Redis:
+        client = self._client()
+        if not self.store._ready:
+            await self.store._check_schema(client)
+        return client
 
     def _client(self) -> aioredis.Redis:
         if self._closed:

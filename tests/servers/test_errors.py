@@ -31,6 +31,7 @@ from agent_sessions.postgres import (
     PostgresSession,
     PostgresStore,
 )
+from agent_sessions.redis import SCHEMA_VERSION as REDIS_SCHEMA_VERSION
 from agent_sessions.redis import RedisSession, RedisStore, session_key
 from agent_sessions.urls import open_session, open_store
 
@@ -369,3 +370,24 @@ async def test_postgres_pools_of_closed_loops_release_their_connections(
     assert len(await session.get_items()) == 6
     await store.close()
     assert await _postgres_connections(database_url, name) == 0
+
+
+async def test_redis_prefix_of_a_newer_key_layout_raises_unsupported_schema_error(
+    redis_url: str, redis_prefix: str, redis_client: aioredis.Redis
+) -> None:
+    prefix = f"{redis_prefix}layout-{uuid.uuid4().hex[:8]}:"
+    async with RedisStore(redis_url, key_prefix=prefix) as store:
+        await store.session("s").add_items([{"n": 1}])
+    assert await redis_client.get(prefix) == str(REDIS_SCHEMA_VERSION).encode()
+    await redis_client.set(prefix, REDIS_SCHEMA_VERSION + 1)
+    async with RedisStore(redis_url, key_prefix=prefix) as store:
+        with pytest.raises(UnsupportedSchemaError, match="newer"):
+            await store.session("s").get_items()
+        with pytest.raises(UnsupportedSchemaError, match="newer"):
+            await store.list_sessions()
+    await redis_client.set(prefix, "not ours")
+    async with RedisStore(redis_url, key_prefix=prefix) as store:
+        with pytest.raises(ForeignDataError, match="left untouched"):
+            await store.session("s").add_items([{"n": 2}])
+    assert await redis_client.get(prefix) == b"not ours"
+    assert await redis_client.lrange(session_key(prefix, "s"), 0, -1) == [b'{"n":1}']
