@@ -55,8 +55,8 @@ from .protocol import (
 
 try:
     import psycopg
+    from psycopg import AsyncClientCursor, sql
     from psycopg import errors as pg_errors
-    from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
     from psycopg.pq import TransactionStatus
     from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
@@ -251,13 +251,11 @@ class PostgresStore:
         """Run an insert in a transaction whose ``COMMIT`` is sent only once the insert
         succeeded: a call cancelled or timed out before then leaves nothing behind, even
         when a frozen server executes the insert later (it rolls back when it finds the
-        connection gone)."""
+        connection gone). ``BEGIN`` rides in the insert's own message (client-side
+        binding allows two statements in one), so a write costs two round trips."""
         async with self._connection(write=True) as conn:
             try:
-                async with conn.pipeline() as pipeline:
-                    await conn.execute(b"BEGIN")
-                    await conn.execute(query, params)
-                    await pipeline.sync()
+                await AsyncClientCursor(conn).execute(b"BEGIN; " + query, params)
             except psycopg.DatabaseError:
                 # The server refused the insert: end its transaction before the error
                 # leaves (a broken connection is dropped by the pool instead).
