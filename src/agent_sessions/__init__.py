@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .agent import Agent
+from .agent import Agent, RunContextWrapper
 from .errors import (
     BackendAuthenticationError,
     BackendDatabaseMissingError,
@@ -20,7 +20,15 @@ from .errors import (
     SessionConfigError,
     UnsupportedSchemaError,
 )
-from .models import Model, OfflineModel, OpenAIChatCompletionsModel
+from .events import AgentUpdatedStreamEvent, RunItemStreamEvent, StreamEvent, TextDeltaEvent
+from .models import (
+    DEFAULT_MODEL_NAME,
+    Model,
+    ModelBehaviorError,
+    ModelNotConfiguredError,
+    OfflineModel,
+    OpenAIChatCompletionsModel,
+)
 from .protocol import (
     InvalidItemError,
     Item,
@@ -32,12 +40,22 @@ from .protocol import (
     SessionsPage,
     SessionStore,
 )
-from .runner import RunConfig, Runner, RunResult, RunResultStreaming
+from .runner import (
+    MaxTurnsExceeded,
+    RunCancelledError,
+    RunConfig,
+    Runner,
+    RunResult,
+    RunResultStreaming,
+)
 from .sqlite import SQLiteSession, SQLiteStore
-from .tools import FunctionTool, function_tool
+from .tools import FunctionTool, ToolArgumentsError, function_tool
+from .urls import open_session, open_store
 
 __all__ = [
+    "DEFAULT_MODEL_NAME",
     "Agent",
+    "AgentUpdatedStreamEvent",
     "BackendAuthenticationError",
     "BackendDatabaseMissingError",
     "BackendTimeoutError",
@@ -47,14 +65,20 @@ __all__ = [
     "InvalidItemError",
     "InvalidSessionIdError",
     "Item",
+    "MaxTurnsExceeded",
     "Model",
+    "ModelBehaviorError",
+    "ModelNotConfiguredError",
     "OfflineModel",
     "OpenAIChatCompletionsModel",
     "PostgresSession",
     "PostgresStore",
     "RedisSession",
     "RedisStore",
+    "RunCancelledError",
     "RunConfig",
+    "RunContextWrapper",
+    "RunItemStreamEvent",
     "RunResult",
     "RunResultStreaming",
     "Runner",
@@ -69,8 +93,13 @@ __all__ = [
     "SessionSettings",
     "SessionStore",
     "SessionsPage",
+    "StreamEvent",
+    "TextDeltaEvent",
+    "ToolArgumentsError",
     "UnsupportedSchemaError",
     "function_tool",
+    "open_session",
+    "open_store",
 ]
 
 __version__ = "0.1.0"

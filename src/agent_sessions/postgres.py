@@ -1,12 +1,15 @@
-"""Sessions in PostgreSQL: one row per item, one round trip per operation.
+"""Sessions in PostgreSQL: one row per item, one round trip per read.
 
 Items live in one table (default ``agent_session_items``): a ``BIGSERIAL`` id that orders
 them, the session id, and the item as ``json``, with an index on ``(session_id, id)``.
-Every operation is a single statement on an autocommit connection from a
-``psycopg_pool`` pool: one round trip, atomic, and never a connection left inside a
-transaction (a cancelled call leaves either nothing or its whole statement committed).
+Reads, ``pop_item`` and ``clear_session`` are a single statement on an autocommit
+connection from a ``psycopg_pool`` pool (one per event loop): one round trip, atomic.
+``add_items`` sends ``BEGIN`` and its insert in one message and ``COMMIT`` only once the
+insert has answered (two round trips), so that a write cancelled or timed out before then
+is rolled back by the server, even by a frozen server that processes it after resuming.
+Every call is bounded by the store's timeouts.
 
-Deviation from the plan's ``JSONB``, on purpose: ``jsonb`` reorders object keys, turns
+Items are kept as ``json``, not ``jsonb``, on purpose: ``jsonb`` reorders object keys, turns
 ``1e16`` into the integer ``10000000000000000`` and refuses ``\\u0000`` in strings, so
 items would not come back equal to what was stored. ``json`` keeps the exact text, is
 still validated by the server, and still supports the JSON operators (cast to ``jsonb``
