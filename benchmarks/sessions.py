@@ -755,6 +755,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1/10 of the sizes: a smoke run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per median (default 3)")
+    parser.add_argument(
+        "--servers-only", action="store_true", help="only the Redis and PostgreSQL rows"
+    )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
@@ -762,9 +765,10 @@ def main() -> None:
     if arguments.quick:
         print("Quick run: every size divided by 10 (the row labels name the full sizes).")
     print()
-    with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
-        asyncio.run(run(sizes, arguments.repeats, Path(directory)))
-    print()
+    if not arguments.servers_only:
+        with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            asyncio.run(run(sizes, arguments.repeats, Path(directory)))
+        print()
     server_sizes = ServerSizes().scaled(10) if arguments.quick else ServerSizes()
     asyncio.run(run_servers(server_sizes, arguments.repeats))
 

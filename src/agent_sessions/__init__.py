@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._servers import SessionBackendError
 from .agent import Agent, RunContextWrapper
+from .errors import (
+    BackendAuthenticationError,
+    BackendDatabaseMissingError,
+    BackendTimeoutError,
+    BackendUnreachableError,
+    ForeignDataError,
+    InvalidSessionIdError,
+    SessionBackendError,
+    SessionConfigError,
+    UnsupportedSchemaError,
+)
 from .events import AgentUpdatedStreamEvent, RunItemStreamEvent, StreamEvent, TextDeltaEvent
 from .models import (
     DEFAULT_MODEL_NAME,
@@ -46,8 +56,14 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "Agent",
     "AgentUpdatedStreamEvent",
+    "BackendAuthenticationError",
+    "BackendDatabaseMissingError",
+    "BackendTimeoutError",
+    "BackendUnreachableError",
+    "ForeignDataError",
     "FunctionTool",
     "InvalidItemError",
+    "InvalidSessionIdError",
     "Item",
     "MaxTurnsExceeded",
     "Model",
@@ -72,6 +88,7 @@ __all__ = [
     "SessionABC",
     "SessionBackendError",
     "SessionClosedError",
+    "SessionConfigError",
     "SessionError",
     "SessionSettings",
     "SessionStore",
@@ -79,6 +96,7 @@ __all__ = [
     "StreamEvent",
     "TextDeltaEvent",
     "ToolArgumentsError",
+    "UnsupportedSchemaError",
     "function_tool",
     "open_session",
     "open_store",

@@ -2,6 +2,11 @@
 
 Items are validated in full before a backend writes anything, so a rejected batch
 stores nothing. Encoding keeps unicode as is (no ``\\u`` escapes) and is compact.
+
+Nesting is limited to :data:`MAX_DEPTH` levels of objects and arrays, checked on write,
+so that every accepted item decodes wherever it is read: a read that runs out of Python
+stack (a deep caller) decodes the item again in a fresh thread, whose stack is empty,
+instead of taking it for corrupt.
 """
 
 from __future__ import annotations
@@ -9,12 +14,17 @@ from __future__ import annotations
 import json
 import json.scanner
 import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
 from .protocol import InvalidItemError, Item
 
-__all__ = ["decode_item", "decode_items", "encode_items"]
+__all__ = ["MAX_DEPTH", "decode_item", "decode_items", "encode_items"]
+
+MAX_DEPTH = 200
+"""How many levels of objects and arrays an item may nest (the item itself is level 1).
+Deeper items are refused by ``add_items`` with ``InvalidItemError``."""
 
 logger = logging.getLogger("agent_sessions")
 
@@ -33,7 +43,7 @@ def encode_items(items: Iterable[Mapping[str, Any]]) -> list[str]:
     Raises ``InvalidItemError`` (a ``TypeError``) naming the index of the first item that
     is not a JSON object: a non-mapping, a non-str key at any depth, a value JSON cannot
     encode (a set, a tuple, bytes, NaN, ...), a lone surrogate in a str (UTF-8 cannot store
-    it; unicode is stored as is, not escaped), or nesting too deep to encode.
+    it; unicode is stored as is, not escaped), or nesting deeper than ``MAX_DEPTH``.
     """
     if isinstance(items, (str, bytes, Mapping)):
         raise InvalidItemError(f"items must be a list of dicts, got {type(items).__name__}")
@@ -47,7 +57,10 @@ def encode_items(items: Iterable[Mapping[str, Any]]) -> list[str]:
         if problem is not None:
             raise InvalidItemError(f"item {index} is not a JSON object: {problem}")
         try:
-            text = _encoder.encode(item)
+            try:
+                text = _encoder.encode(item)
+            except RecursionError:  # a deep caller: encode again on an empty stack
+                text = _in_fresh_thread(_encoder.encode, item)
         except (TypeError, ValueError, RecursionError) as exc:
             raise InvalidItemError(f"item {index} is not a JSON object: {exc}") from None
         if not text.isascii():  # isascii is O(1); only non-ASCII text can hold a surrogate
@@ -66,7 +79,11 @@ def decode_item(raw: str | bytes, *, where: str) -> Item | None:
     """Decode one stored row. A row that is not a JSON object (written by something
     else) yields ``None`` and a warning naming ``where``; it never raises."""
     try:
-        value = _decode(raw if isinstance(raw, str) else raw.decode("utf-8"))
+        text = raw if isinstance(raw, str) else raw.decode("utf-8")
+        try:
+            value = _decode(text)
+        except RecursionError:  # a deep caller: decode again on an empty stack
+            value = _in_fresh_thread(_decode, text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         logger.warning("skipping corrupt session item at %s: %s", where, exc)
         return None
@@ -105,6 +122,29 @@ def decode_items(
     return items
 
 
+_T = TypeVar("_T")
+
+
+def _in_fresh_thread(function: Callable[[Any], _T], argument: Any) -> _T:
+    """``function(argument)`` in a new thread (an empty Python stack); its exception is
+    re-raised here."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function(argument)))
+        except BaseException as exc:  # handed to the calling thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="agent_sessions-json")
+    thread.start()
+    thread.join()
+    ok, result = outcome[0]
+    if not ok:
+        raise result
+    return cast(_T, result)
+
+
 def _find_problem(root: Mapping[str, Any]) -> str | None:
     """Describe the first value under ``root`` that would not round-trip through JSON."""
     if _is_plain_json(root):
@@ -114,41 +154,73 @@ def _find_problem(root: Mapping[str, Any]) -> str | None:
 
 def _is_plain_json(root: object) -> bool:
     """True when ``root`` holds only dicts with str keys, lists and JSON scalars, all of
-    exactly those types. The common case, checked without building the paths an error
-    message needs; anything else (subclasses, other mappings) takes the full walk."""
-    stack: list[Any] = [root]
-    while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind is str or kind is int or kind is float or kind is bool or value is None:
-            continue
-        if kind is dict:
-            for key in value:
-                if type(key) is not str:
-                    return False
-            stack.extend(value.values())
-        elif kind is list:
-            stack.extend(value)
-        else:
+    exactly those types, nested at most ``MAX_DEPTH`` levels. The common case, checked
+    level by level without building the paths an error message needs; anything else
+    (subclasses, other mappings, too deep) takes the full walk."""
+    level: list[Any] = [root]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
             return False
+        below: list[Any] = []
+        for value in level:
+            kind = type(value)
+            if kind is dict:
+                for key in value:
+                    if type(key) is not str:
+                        return False
+                for child in value.values():
+                    child_kind = type(child)
+                    if child_kind is dict or child_kind is list:
+                        below.append(child)
+                    elif not (
+                        child_kind is str
+                        or child_kind is int
+                        or child_kind is float
+                        or child_kind is bool
+                        or child is None
+                    ):
+                        return False
+            elif kind is list:
+                for child in value:
+                    child_kind = type(child)
+                    if child_kind is dict or child_kind is list:
+                        below.append(child)
+                    elif not (
+                        child_kind is str
+                        or child_kind is int
+                        or child_kind is float
+                        or child_kind is bool
+                        or child is None
+                    ):
+                        return False
+            else:
+                return False
+        level = below
     return True
 
 
 def _describe_problem(root: Mapping[str, Any]) -> str | None:
     """The full walk: the first offending key or value, with its path."""
-    stack: list[tuple[str, Any]] = [("", root)]
+    stack: list[tuple[str, int, Any]] = [("", 1, root)]
     while stack:
-        path, value = stack.pop()
+        path, depth, value = stack.pop()
         if isinstance(value, _SCALARS):
             continue
+        if isinstance(value, (Mapping, list)) and depth > MAX_DEPTH:
+            return (
+                f"it nests deeper than {MAX_DEPTH} levels of objects and arrays "
+                f"(at {path or 'top level'})"
+            )
         if isinstance(value, Mapping):
             for key, child in value.items():
                 if not isinstance(key, str):
                     where = path or "top level"
                     return f"key {key!r} at {where} is a {type(key).__name__}, not a str"
-                stack.append((f"{path}.{key}" if path else key, child))
+                stack.append((f"{path}.{key}" if path else key, depth + 1, child))
         elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", child) for i, child in enumerate(value))
+            stack.extend((f"{path}[{i}]", depth + 1, child) for i, child in enumerate(value))
         else:
             return f"value at {path} is a {type(value).__name__}, which JSON cannot store"
     return None

@@ -1,10 +1,13 @@
-"""Sessions in PostgreSQL: one row per item, one round trip per operation.
+"""Sessions in PostgreSQL: one row per item, one round trip per read.
 
 Items live in one table (default ``agent_session_items``): a ``BIGSERIAL`` id that orders
 them, the session id, and the item as ``json``, with an index on ``(session_id, id)``.
-Every operation is a single statement on an autocommit connection from a
-``psycopg_pool`` pool: one round trip, atomic, and never a connection left inside a
-transaction (a cancelled call leaves either nothing or its whole statement committed).
+Reads, ``pop_item`` and ``clear_session`` are a single statement on an autocommit
+connection from a ``psycopg_pool`` pool (one per event loop): one round trip, atomic.
+``add_items`` sends ``BEGIN`` and its insert in one message and ``COMMIT`` only once the
+insert has answered (two round trips), so that a write cancelled or timed out before then
+is rolled back by the server, even by a frozen server that processes it after resuming.
+Every call is bounded by the store's timeouts.
 
 Items are kept as ``json``, not ``jsonb``, on purpose: ``jsonb`` reorders object keys, turns
 ``1e16`` into the integer ``10000000000000000`` and refuses ``\\u0000`` in strings, so
@@ -29,36 +32,68 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ._json import decode_item, decode_items, encode_items
-from ._servers import SessionBackendError, mask_url, missing_driver
+from ._servers import PerLoop, check_timeout, deadline, mask_url, missing_driver
+from .errors import (
+    BackendAuthenticationError,
+    BackendDatabaseMissingError,
+    BackendTimeoutError,
+    BackendUnreachableError,
+    ForeignDataError,
+    InvalidSessionIdError,
+    SessionBackendError,
+    SessionConfigError,
+    SessionError,
+    UnsupportedSchemaError,
+)
 from .protocol import (
     Item,
     SessionABC,
     SessionClosedError,
-    SessionError,
     SessionSettings,
     SessionsPage,
     coerce_session_settings,
+    validate_page_limit,
     validate_session_id,
 )
 
 try:
     import psycopg
-    from psycopg import sql
+    from psycopg import AsyncClientCursor, sql
+    from psycopg import errors as pg_errors
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.pq import TransactionStatus
     from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - exercised in a venv without psycopg
     raise missing_driver("PostgreSQL", "postgres", "psycopg") from exc
 
-__all__ = ["DEFAULT_TABLE", "SCHEMA_VERSION", "PostgresSession", "PostgresStore"]
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_SOCKET_TIMEOUT",
+    "DEFAULT_STATEMENT_TIMEOUT",
+    "DEFAULT_TABLE",
+    "MAX_SESSION_ID_BYTES",
+    "SCHEMA_VERSION",
+    "PostgresSession",
+    "PostgresStore",
+]
 
 DEFAULT_TABLE = "agent_session_items"
 SCHEMA_VERSION = 1
 MIGRATIONS_TABLE = "agent_sessions_migrations"
 DEFAULT_MAX_CONNECTIONS = 10
 DEFAULT_TIMEOUT = 5.0
+"""Seconds a call waits for a free pooled connection."""
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds to wait for a new connection (libpq's ``connect_timeout``, at least 2)."""
+DEFAULT_STATEMENT_TIMEOUT = 15.0
+"""Seconds the server lets one statement run (``statement_timeout``)."""
+DEFAULT_SOCKET_TIMEOUT = 20.0
+"""Seconds a call waits for the server's reply before giving up on the connection."""
+MAX_SESSION_ID_BYTES = 2048
+"""The longest session id (UTF-8 bytes) the ``(session_id, id)`` index always holds."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _INT64_MAX = 2**63 - 1
-_OUTAGES = (psycopg.OperationalError, PoolTimeout, OSError)
 # Each entry upgrades a table from version N to N + 1; {table} and {index} are filled in.
 _MIGRATIONS = (
     """
@@ -73,15 +108,31 @@ _MIGRATIONS = (
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
-class PostgresStore:
-    """Sessions stored in one PostgreSQL table, sharing a ``psycopg_pool`` connection pool.
+def _check_table(table: object) -> str:
+    if not isinstance(table, str) or not _IDENTIFIER.fullmatch(table):
+        raise SessionConfigError(
+            f"table must be a plain SQL identifier (letters, digits, _), got {table!r}"
+        )
+    if table.lower().startswith("pg_"):
+        raise SessionConfigError(
+            f"table must not start with 'pg_' (PostgreSQL's system catalogs), got {table!r}"
+        )
+    return table
 
-    Give either ``url`` (the store creates its pool, opened on first use and closed in
+
+class PostgresStore:
+    """Sessions stored in one PostgreSQL table, on ``psycopg_pool`` connection pools.
+
+    Give either ``url`` (the store creates its pools, opened on first use and closed in
     :meth:`close`) or ``pool`` (an ``AsyncConnectionPool`` you own whose connections are
-    in autocommit mode; never closed by us). ``timeout`` is how long a call waits for a
-    connection before raising :class:`~agent_sessions.SessionBackendError`. The table is
-    created (or migrated) on first use. Like its pool, a store belongs to the event loop
-    that first uses it.
+    in autocommit mode; never closed by us). The table is created (or migrated) on first
+    use. Every call is bounded: ``timeout`` (a free pooled connection),
+    ``connect_timeout`` (a new connection), ``statement_timeout`` (set on each
+    connection of the store's own pools) and ``socket_timeout`` (the reply), in seconds.
+
+    The store works from any event loop: it keeps one pool per running loop (an injected
+    pool serves the first loop that uses the store; other loops get a pool of the store's
+    own on the same server). :meth:`close` closes them all, from any loop.
     """
 
     def __init__(
@@ -92,34 +143,42 @@ class PostgresStore:
         table: str = DEFAULT_TABLE,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
     ) -> None:
         if (url is None) == (pool is None):
             raise ValueError("PostgresStore needs exactly one of url= or pool=")
-        if not isinstance(table, str) or not _IDENTIFIER.fullmatch(table):
-            raise ValueError(
-                f"table must be a plain SQL identifier (letters, digits, _), got {table!r}"
+        self.table = _check_table(table)
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+            raise SessionConfigError(
+                f"max_connections must be an int >= 1, got {max_connections!r}"
             )
+        if max_connections < 1:
+            raise SessionConfigError(
+                f"max_connections must be an int >= 1, got {max_connections!r}"
+            )
+        self.timeout = check_timeout("timeout", timeout)
+        self.connect_timeout = check_timeout("connect_timeout", connect_timeout)
+        self.statement_timeout = check_timeout("statement_timeout", statement_timeout)
+        self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
+        self._max_connections = max_connections
+        self._injected = pool
         if pool is None:
             assert url is not None
-            pool = AsyncConnectionPool(
-                url,
-                min_size=1,
-                max_size=max_connections,
-                timeout=timeout,
-                kwargs={"autocommit": True},
-                open=False,
-            )
-            self._owns_pool = True
+            self._conninfo = url
             self.url = mask_url(url)
         else:
-            self._owns_pool = False
-            self.url = mask_url(pool.conninfo) if isinstance(pool.conninfo, str) else "pool"
-        self._pool = pool
-        self.table = table
-        self._timeout = timeout
+            self._conninfo = pool.conninfo if isinstance(pool.conninfo, str) else ""
+            self.url = mask_url(self._conninfo) if self._conninfo else "pool"
+        try:
+            conninfo_to_dict(self._conninfo)
+        except psycopg.ProgrammingError as exc:
+            raise SessionConfigError(f"bad PostgreSQL URL {self.url}: {exc}") from None
+        self._injected_free = pool is not None
+        self._pools: PerLoop[AsyncConnectionPool[Any]] = PerLoop(self._drop_pool)
         self._queries = _Queries(table)
         self._ready = False
-        self._readying: asyncio.Lock | None = None
         self._closed = False
 
     def session(
@@ -132,14 +191,15 @@ class PostgresStore:
         self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
     ) -> SessionsPage:
         """Ids of non-empty sessions starting with ``prefix``, in byte order of their
-        UTF-8 encoding, at most ``limit`` per page (an index skip-scan: cost grows with
-        the page, not with the number of items)."""
+        UTF-8 encoding, at most ``limit`` (>= 1) per page (an index skip-scan: cost grows
+        with the page, not with the number of items)."""
         if not isinstance(prefix, str):
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+        validate_page_limit(limit)
         if cursor is not None and not isinstance(cursor, str):
             raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
+        if "\x00" in prefix or "\x00" in (cursor or ""):
+            return SessionsPage([], None)  # no stored id holds a NUL
         # Start at the prefix itself (inclusive) or right after the cursor (exclusive).
         from_prefix = cursor is None or cursor < prefix
         rows = await self._fetch(
@@ -157,12 +217,18 @@ class PostgresStore:
         return SessionsPage(ids, None)
 
     async def close(self) -> None:
-        """Close the pool this store created (an injected pool stays open)."""
+        """Close every pool this store created, whichever loop created it and whichever
+        loop calls this (an injected pool stays open)."""
         if self._closed:
             return
         self._closed = True
-        if self._owns_pool:
-            await self._pool.close()
+        injected = self._injected
+
+        async def close_pool(pool: AsyncConnectionPool[Any]) -> None:
+            if pool is not injected:
+                await pool.close(timeout=self.connect_timeout)
+
+        await self._pools.close_all(close_pool, self.connect_timeout + 1)
 
     async def __aenter__(self) -> PostgresStore:
         return self
@@ -171,51 +237,172 @@ class PostgresStore:
         await self.close()
 
     async def _fetch(self, query: bytes, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        async with self._connection() as conn:
+        async with self._connection(write=False) as conn:
+            cursor = await conn.execute(query, params)
+            return await cursor.fetchall()
+
+    async def _fetch_write(self, query: bytes, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        async with self._connection(write=True) as conn:
             cursor = await conn.execute(query, params)
             return await cursor.fetchall()
 
     async def _execute(self, query: bytes, params: dict[str, Any]) -> None:
-        async with self._connection() as conn:
+        async with self._connection(write=True) as conn:
             await conn.execute(query, params)
 
+    async def _insert(self, query: bytes, params: dict[str, Any]) -> None:
+        """Run an insert in a transaction whose ``COMMIT`` is sent only once the insert
+        succeeded: a call cancelled or timed out before then leaves nothing behind, even
+        when a frozen server executes the insert later (it rolls back when it finds the
+        connection gone). ``BEGIN`` rides in the insert's own message (client-side
+        binding allows two statements in one), so a write costs two round trips."""
+        async with self._connection(write=True) as conn:
+            try:
+                await AsyncClientCursor(conn).execute(b"BEGIN; " + query, params)
+            except psycopg.DatabaseError:
+                # The server refused the insert: end its transaction before the error
+                # leaves (a broken connection is dropped by the pool instead).
+                if conn.info.transaction_status == TransactionStatus.INERROR:
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.execute(b"ROLLBACK")
+                raise
+            await conn.execute(b"COMMIT")
+
     @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled autocommit connection; outages become ``SessionBackendError``."""
+    async def _connection(self, *, write: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled autocommit connection of this loop's pool, the whole call bounded by
+        the socket timeout; every failure becomes a ``SessionError``."""
         if self._closed:
             raise SessionClosedError(f"PostgresStore ({self.url}) used after close()")
+        pool = self._pools.get(self._new_pool)
+        connected = sent = False
         try:
-            if not self._ready:
-                await self._prepare()
-            async with self._pool.connection(timeout=self._timeout) as conn:
-                if not conn.autocommit:
-                    raise SessionError(
-                        "the injected pool's connections must be in autocommit mode: "
-                        "AsyncConnectionPool(..., kwargs={'autocommit': True})"
-                    )
-                yield conn
+            async with deadline(self.socket_timeout + self.timeout):
+                if not self._ready:
+                    await self._prepare()
+                if pool.closed and pool is not self._injected:
+                    await pool.open(wait=False)
+                async with pool.connection(timeout=self.timeout) as conn:
+                    if not conn.autocommit:
+                        raise SessionError(
+                            "the injected pool's connections must be in autocommit mode: "
+                            "AsyncConnectionPool(..., kwargs={'autocommit': True})"
+                        )
+                    connected, sent = True, write
+                    yield conn
         except PoolClosed as exc:
             raise SessionClosedError(f"the pool of {self.url} is closed") from exc
-        except _OUTAGES as exc:
-            # Drop the other idle connections that died with this one, so the next call
-            # after the server is back gets a live connection.
-            if not isinstance(exc, PoolTimeout):
+        except PoolTimeout as exc:
+            raise await self._diagnose(exc) from exc
+        except TimeoutError as exc:
+            raise BackendTimeoutError(
+                f"PostgreSQL at {self.url} did not answer within {self.socket_timeout}s",
+                may_have_written=sent,
+            ) from exc
+        except psycopg.Error as exc:
+            if isinstance(exc, psycopg.OperationalError) and connected:
+                # Drop the other idle connections that died with this one, so the next
+                # call after the server is back gets a live connection.
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self._pool.check(), self._timeout)
-            raise SessionBackendError(f"PostgreSQL at {self.url} failed: {exc}") from exc
+                    await asyncio.wait_for(pool.check(), self.connect_timeout)
+            raise self._translate(exc, sent, connected=connected) from exc
+        except OSError as exc:
+            raise SessionBackendError(
+                f"PostgreSQL at {self.url} failed: {exc}", may_have_written=sent
+            ) from exc
+
+    def _drop_pool(self, pool: AsyncConnectionPool[Any]) -> None:
+        """Close the idle connections of a pool whose loop has closed, at once: the pool
+        cannot be awaited any more, and the server should not keep them until the
+        garbage collector runs (an injected pool is left alone)."""
+        if pool is self._injected:
+            return
+        idle = getattr(pool, "_pool", ())
+        while idle:
+            idle.popleft().pgconn.finish()
+
+    def _new_pool(self) -> AsyncConnectionPool[Any]:
+        """A pool for a loop new to this store (called under ``PerLoop``'s lock)."""
+        if self._injected_free and self._injected is not None:
+            self._injected_free = False
+            return self._injected
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if self._injected is not None and isinstance(self._injected.kwargs, dict):
+            kwargs = {**self._injected.kwargs, "autocommit": True}
+        kwargs.setdefault("connect_timeout", max(2, round(self.connect_timeout)))
+        statement_ms = round(self.statement_timeout * 1000)
+
+        async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(f"SET statement_timeout = {statement_ms:d}")
+
+        return AsyncConnectionPool(
+            self._conninfo,
+            # No connection opened in the background: a loop may end (asyncio.run) at any
+            # time, and a pool task cancelled mid-connect would keep that loop from closing.
+            min_size=0,
+            max_size=self._max_connections,
+            timeout=self.timeout,
+            kwargs=kwargs,
+            configure=configure,
+            open=False,
+        )
+
+    async def _connect_directly(self) -> psycopg.AsyncConnection[Any]:
+        """One connection outside the pools, with the pool's connection settings."""
+        kwargs: dict[str, Any] = {}
+        if self._injected is not None and isinstance(self._injected.kwargs, dict):
+            kwargs.update(self._injected.kwargs)
+        kwargs["autocommit"] = True
+        kwargs.setdefault("connect_timeout", max(2, round(self.connect_timeout)))
+        return await psycopg.AsyncConnection.connect(self._conninfo, **kwargs)
+
+    async def _diagnose(self, exc: PoolTimeout) -> SessionError:
+        """Why no pooled connection came: try one connection of our own to learn the cause
+        (refused, wrong password, missing database) or report an exhausted pool."""
+        try:
+            conn = await self._connect_directly()
+        except psycopg.Error as cause:
+            return self._translate(cause, False, connected=False)
+        except OSError as cause:
+            return BackendUnreachableError(f"PostgreSQL at {self.url} is unreachable: {cause}")
+        await conn.close()
+        return SessionBackendError(
+            f"PostgreSQL at {self.url}: no pooled connection came free within "
+            f"{self.timeout}s ({exc})"
+        )
+
+    def _translate(self, exc: psycopg.Error, sent: bool, *, connected: bool = True) -> SessionError:
+        where = f"PostgreSQL at {self.url}"
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        sqlstate = exc.sqlstate or ""
+        lowered = str(exc).lower()
+        if sqlstate.startswith("28") or "password authentication failed" in lowered:
+            return BackendAuthenticationError(f"{where} refused the credentials: {text}")
+        if sqlstate == "3D000" or ("database" in lowered and "does not exist" in lowered):
+            return BackendDatabaseMissingError(f"{where}: the database does not exist: {text}")
+        if isinstance(exc, pg_errors.QueryCanceled):
+            return BackendTimeoutError(
+                f"{where} cancelled the statement (statement_timeout "
+                f"{self.statement_timeout}s): {text}"
+            )
+        if isinstance(exc, pg_errors.ProgramLimitExceeded) and "index row" in lowered:
+            return InvalidSessionIdError(f"{where} cannot index this session id: {text}")
+        if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:
+            if not connected:
+                return BackendUnreachableError(f"{where} is unreachable: {text}")
+            return SessionBackendError(f"{where} failed: {text}", may_have_written=sent)
+        # The server refused the statement: it was not executed (or rolled back).
+        return SessionBackendError(f"{where} refused the statement: {text}")
 
     async def _prepare(self) -> None:
-        """Open our pool and bring the table to ``SCHEMA_VERSION`` (once per store)."""
-        if self._readying is None:
-            self._readying = asyncio.Lock()
-        async with self._readying:
-            if self._ready:
-                return
-            if self._owns_pool:
-                await self._pool.open(wait=False)
-            async with self._pool.connection(timeout=self._timeout) as conn:
-                await _migrate(conn, self.table)
-            self._ready = True
+        """Bring the table to ``SCHEMA_VERSION`` once per store, on a connection of its
+        own (so that a wrong password or a missing database is reported at once)."""
+        conn = await self._connect_directly()
+        try:
+            await _migrate(conn, self.table)
+        finally:
+            await conn.close()
+        self._ready = True
 
 
 class PostgresSession(SessionABC):
@@ -223,7 +410,9 @@ class PostgresSession(SessionABC):
 
     ``PostgresSession("user_123", "postgresql://...")`` opens its own store (closed with
     the session); ``store.session("user_123")`` borrows a shared one. Keyword arguments
-    ``table``, ``max_connections`` and ``timeout`` are those of :class:`PostgresStore`.
+    ``table``, ``max_connections`` and the timeouts are those of :class:`PostgresStore`.
+    Session ids longer than ``MAX_SESSION_ID_BYTES`` in UTF-8 or holding a NUL are
+    refused here with ``InvalidSessionIdError``.
     """
 
     def __init__(
@@ -235,27 +424,47 @@ class PostgresSession(SessionABC):
         table: str = DEFAULT_TABLE,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = validate_session_id(session_id)
         if "\x00" in session_id:
-            raise ValueError("PostgreSQL text cannot hold a NUL character in a session id")
+            raise InvalidSessionIdError(
+                "PostgreSQL text cannot hold a NUL character in a session id"
+            )
+        size = len(session_id.encode("utf-8"))
+        if size > MAX_SESSION_ID_BYTES:
+            raise InvalidSessionIdError(
+                f"session_id is {size} bytes in UTF-8; PostgreSQL sessions take at most "
+                f"{MAX_SESSION_ID_BYTES} (the limit of its index)"
+            )
         self.session_settings = coerce_session_settings(session_settings)
+        given: dict[str, tuple[object, object]] = {
+            "table": (table, DEFAULT_TABLE),
+            "max_connections": (max_connections, DEFAULT_MAX_CONNECTIONS),
+            "timeout": (timeout, DEFAULT_TIMEOUT),
+            "connect_timeout": (connect_timeout, DEFAULT_CONNECT_TIMEOUT),
+            "statement_timeout": (statement_timeout, DEFAULT_STATEMENT_TIMEOUT),
+            "socket_timeout": (socket_timeout, DEFAULT_SOCKET_TIMEOUT),
+        }
         if store is None:
             if url is None:
                 raise ValueError("PostgresSession needs a url or a store")
             store = PostgresStore(
-                url, table=table, max_connections=max_connections, timeout=timeout
+                url,
+                table=table,
+                max_connections=max_connections,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                statement_timeout=statement_timeout,
+                socket_timeout=socket_timeout,
             )
             self._owns_store = True
-        elif (
-            url is not None
-            or table != DEFAULT_TABLE
-            or max_connections != DEFAULT_MAX_CONNECTIONS
-            or timeout != DEFAULT_TIMEOUT
-        ):
+        elif url is not None or any(value != default for value, default in given.values()):
             raise ValueError(
-                "pass either store= or url/table/max_connections/timeout, not both: "
+                "pass either store= or url/table/max_connections/timeouts, not both: "
                 "a session on a given store uses the store's settings"
             )
         else:
@@ -283,7 +492,7 @@ class PostgresSession(SessionABC):
         store = self._open_store()
         if not encoded:
             return
-        await store._execute(
+        await store._insert(
             store._queries.add,
             {"lock": store._queries.lock_class, "sid": self.session_id, "payloads": encoded},
         )
@@ -291,7 +500,7 @@ class PostgresSession(SessionABC):
     async def pop_item(self) -> Item | None:
         store = self._open_store()
         while True:
-            rows = await store._fetch(store._queries.pop, {"sid": self.session_id})
+            rows = await store._fetch_write(store._queries.pop, {"sid": self.session_id})
             if not rows:
                 return None
             item_id, payload = rows[0]
@@ -387,11 +596,16 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
         row = await cursor.fetchone()
         current = 0 if row is None else int(row[0])
         if current > SCHEMA_VERSION:
-            raise SessionError(
+            raise UnsupportedSchemaError(
                 f"table {table!r} has schema version {current}, newer than this library's "
                 f"{SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
             )
         for version in range(current + 1, SCHEMA_VERSION + 1):
+            if version == 1 and await _exists(conn, table):
+                raise ForeignDataError(
+                    f"table {table!r} exists but was not created by agent-sessions (no entry "
+                    f"in {MIGRATIONS_TABLE}); choose another table name"
+                )
             await conn.execute(
                 sql.SQL(_MIGRATIONS[version - 1]).format(
                     table=sql.Identifier(table), index=sql.Identifier(f"{table}_session_idx")
@@ -403,6 +617,14 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 ),
                 (table, version),
             )
+
+
+async def _exists(conn: psycopg.AsyncConnection[Any], table: str) -> bool:
+    cursor = await conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", (sql.Identifier(table).as_string(conn),)
+    )
+    row = await cursor.fetchone()
+    return bool(row and row[0])
 
 
 def _int32(value: int) -> int:

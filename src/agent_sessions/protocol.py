@@ -16,8 +16,17 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from typing_extensions import Self
 
+from .errors import (
+    InvalidItemError,
+    InvalidSessionIdError,
+    SessionClosedError,
+    SessionError,
+    UnsupportedSchemaError,
+)
+
 __all__ = [
     "InvalidItemError",
+    "InvalidSessionIdError",
     "Item",
     "Session",
     "SessionABC",
@@ -26,25 +35,15 @@ __all__ = [
     "SessionSettings",
     "SessionStore",
     "SessionsPage",
+    "UnsupportedSchemaError",
     "coerce_session_settings",
     "validate_limit",
+    "validate_page_limit",
     "validate_session_id",
 ]
 
 Item: TypeAlias = dict[str, Any]
 """One conversation item: a JSON object (a dict with str keys and JSON values)."""
-
-
-class SessionError(Exception):
-    """Base class of the errors this library raises itself."""
-
-
-class SessionClosedError(SessionError, RuntimeError):
-    """A session or store was used after ``close()``."""
-
-
-class InvalidItemError(SessionError, TypeError):
-    """An item passed to ``add_items`` is not a JSON object; nothing was stored."""
 
 
 @dataclass(frozen=True)
@@ -107,12 +106,32 @@ def validate_limit(limit: object) -> int | None:
     return limit
 
 
+def validate_page_limit(limit: object) -> int:
+    """Return ``limit`` if it is an int >= 1 (the page size of ``list_sessions``, the same
+    check in every backend): ``TypeError`` for a non-int (``bool`` included),
+    ``ValueError`` for an int below 1."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be an int >= 1, got {type(limit).__name__}")
+    if limit < 1:
+        raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+    return limit
+
+
 def validate_session_id(session_id: object) -> str:
-    """Return ``session_id`` if it is a non-empty ``str``; raise otherwise."""
+    """Return ``session_id`` if it is a non-empty ``str`` that UTF-8 can encode; raise
+    ``TypeError`` for a non-str, ``InvalidSessionIdError`` (a ``ValueError``) otherwise."""
     if not isinstance(session_id, str):
         raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
     if not session_id:
-        raise ValueError("session_id must be a non-empty str")
+        raise InvalidSessionIdError("session_id must be a non-empty str")
+    if not session_id.isascii():
+        try:
+            session_id.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidSessionIdError(
+                f"session_id holds {exc.object[exc.start]!r} at index {exc.start}, a lone "
+                "surrogate, which UTF-8 cannot store"
+            ) from None
     return session_id
 
 

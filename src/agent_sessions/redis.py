@@ -1,16 +1,26 @@
 """Sessions in Redis: one list per session, one round trip per operation.
 
-Each session is a Redis list under ``key_prefix + session_id`` holding one JSON document
-per item, oldest first. ``add_items`` is one ``RPUSH`` of the whole batch (atomic by
-itself; wrapped in ``MULTI``/``EXEC`` together with ``EXPIRE`` when the store has a TTL,
-so the TTL is refreshed in the same transaction as the write). ``get_items(N)`` is
-``LRANGE key -N -1``, ``pop_item`` is ``RPOP``, ``clear_session`` is ``DEL``. Listing
-uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
+Each session is a Redis list holding one JSON document per item, oldest first, under the
+key ``key_prefix + escaped id``: the id with ``%`` written ``%25`` and ``:`` written
+``%3A``. ``key_prefix`` must end with ``:``, so an escaped id never holds a bare ``:``
+and the keys of two stores can never meet, even when one prefix extends the other
+(``app:`` and ``app:user:``). Ids without ``:`` or ``%`` keep the key they had before
+this layout (``prefix + id``); see ``docs/sessions.md`` to move the others. The key
+``key_prefix`` itself (never a session's: an escaped id is never empty) holds the layout
+version, ``SCHEMA_VERSION``; a newer one is refused with ``UnsupportedSchemaError``.
+
+``add_items`` is one ``RPUSH`` of the whole batch (atomic by itself; wrapped in
+``MULTI``/``EXEC`` together with a refresh of the TTL when the store has one, a refresh
+that only touches a list, so the TTL is refreshed in the same transaction as the
+write). ``get_items(N)`` is ``LRANGE key -N -1``, ``pop_item`` is ``RPOP``,
+``clear_session`` a script that deletes the key only when it is a list. A key of another
+type where a session would be is refused with :class:`~agent_sessions.ForeignDataError`
+and never changed. Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
 
 Our own clients never retry a command on a connection error: a retried ``RPUSH`` whose
-first reply was lost would store the batch twice. Outages raise
-:class:`~agent_sessions.SessionBackendError` naming the masked URL; the next call
-reconnects.
+first reply was lost would store the batch twice. Failures raise subclasses of
+:class:`~agent_sessions.SessionBackendError` naming the masked URL and whether a write may
+have been stored; the next call reconnects. The store keeps one client per event loop.
 """
 
 from __future__ import annotations
@@ -18,9 +28,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote
 
 from ._json import decode_item, encode_items
-from ._servers import SessionBackendError, mask_url, missing_driver
+from ._servers import PerLoop, check_timeout, mask_url, missing_driver
+from .errors import (
+    BackendAuthenticationError,
+    BackendDatabaseMissingError,
+    BackendTimeoutError,
+    BackendUnreachableError,
+    ForeignDataError,
+    SessionBackendError,
+    SessionConfigError,
+    UnsupportedSchemaError,
+)
 from .protocol import (
     Item,
     SessionABC,
@@ -28,36 +49,93 @@ from .protocol import (
     SessionSettings,
     SessionsPage,
     coerce_session_settings,
+    validate_page_limit,
     validate_session_id,
 )
 
 try:
     import redis.asyncio as aioredis
+    from redis.asyncio.connection import parse_url
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
+    from redis.exceptions import AuthenticationError as RedisAuthenticationError
     from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as exc:  # pragma: no cover - exercised in a venv without redis
     raise missing_driver("Redis", "redis", "redis") from exc
 
-__all__ = ["DEFAULT_KEY_PREFIX", "RedisSession", "RedisStore"]
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_KEY_PREFIX",
+    "DEFAULT_SOCKET_TIMEOUT",
+    "SCHEMA_VERSION",
+    "RedisSession",
+    "RedisStore",
+    "session_key",
+]
 
 DEFAULT_KEY_PREFIX = "agent_sessions:"
+SCHEMA_VERSION = 2
+"""The key layout's version, kept under the key ``key_prefix`` itself (1: unescaped ids)."""
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds to wait for a connection to the server."""
+DEFAULT_SOCKET_TIMEOUT = 10.0
+"""Seconds to wait for the server's reply to one command."""
 _INT64_MAX = 2**63 - 1
-_OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError)
 # Fixed, so that rescanning from a cursor returns the same batch whatever the page size.
 _SCAN_COUNT = 1000
+# Refresh the TTL only when the key is a list: after a WRONGTYPE RPUSH it is not ours.
+_EXPIRE_IF_LIST = (
+    "if redis.call('TYPE', KEYS[1])['ok'] == 'list' then"
+    " return redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return 0"
+)
+_DELETE_IF_LIST = (
+    "local kind = redis.call('TYPE', KEYS[1])['ok']"
+    " if kind == 'list' then return redis.call('DEL', KEYS[1]) end"
+    " if kind == 'none' then return 0 end"
+    " return redis.error_reply('WRONGTYPE key holds a ' .. kind .. ', not a list')"
+)
+
+
+def session_key(key_prefix: str, session_id: str) -> bytes:
+    """The Redis key of ``session_id`` under ``key_prefix`` (see the module's docstring)."""
+    return (key_prefix + _escape(session_id)).encode("utf-8")
+
+
+def _escape(session_id: str) -> str:
+    if "%" in session_id:
+        session_id = session_id.replace("%", "%25")
+    if ":" in session_id:
+        session_id = session_id.replace(":", "%3A")
+    return session_id
+
+
+def _check_key_prefix(key_prefix: object) -> str:
+    if not isinstance(key_prefix, str):
+        raise TypeError(f"key_prefix must be a str, got {type(key_prefix).__name__}")
+    if not key_prefix.endswith(":"):
+        raise SessionConfigError(
+            f"key_prefix must be a non-empty str ending with ':', got {key_prefix!r}: the "
+            "':' separates the prefix from the session ids, so that no two prefixes share keys"
+        )
+    return key_prefix
 
 
 class RedisStore:
-    """Sessions stored in one Redis database, sharing the store's connection pool.
+    """Sessions stored in one Redis database.
 
-    Give either ``url`` (the store creates its client and closes it in :meth:`close`) or
-    ``client`` (a ``redis.asyncio.Redis`` you own: never closed by us; create it with
+    Give either ``url`` (the store creates its clients and closes them in :meth:`close`)
+    or ``client`` (a ``redis.asyncio.Redis`` you own: never closed by us; create it with
     ``retry=Retry(NoBackoff(), 0)``, since a client that retries a write whose reply was
     lost stores that batch twice). ``ttl`` (seconds) makes every session expire that long
-    after its last write. Like redis-py's client, a store belongs to the event loop that
-    first uses it.
+    after its last write. ``connect_timeout`` and ``socket_timeout`` (seconds) bound
+    connecting and each command.
+
+    The store works from any event loop: it keeps one client per running loop (an
+    injected client serves the first loop that uses the store; other loops get a client
+    of the store's own with the same connection settings). :meth:`close` closes them all,
+    from any loop.
     """
 
     def __init__(
@@ -67,25 +145,34 @@ class RedisStore:
         client: aioredis.Redis | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: float | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
     ) -> None:
         if (url is None) == (client is None):
             raise ValueError("RedisStore needs exactly one of url= or client=")
-        if not isinstance(key_prefix, str):
-            raise TypeError(f"key_prefix must be a str, got {type(key_prefix).__name__}")
-        if ttl is not None and (isinstance(ttl, bool) or not ttl > 0):
-            raise ValueError(f"ttl must be a number of seconds > 0 or None, got {ttl!r}")
-        if client is None:
-            assert url is not None
-            # No retries: a retried RPUSH whose first reply was lost would duplicate items.
-            client = aioredis.Redis.from_url(url, retry=Retry(NoBackoff(), 0))
-            self._owns_client = True
+        self.key_prefix = _check_key_prefix(key_prefix)
+        if ttl is not None:
+            ttl = check_timeout("ttl", ttl)
+        if ttl is not None and ttl * 1000 >= _INT64_MAX:
+            raise SessionConfigError(f"ttl must be below {_INT64_MAX // 1000} seconds, got {ttl}")
+        self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
+        self.connect_timeout = check_timeout("connect_timeout", connect_timeout)
+        self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
+        self._injected = client
+        self._url = url
+        if url is not None:
             self.url = mask_url(url)
         else:
-            self._owns_client = False
+            assert client is not None
             self.url = _client_url(client)
-        self._client = client
-        self.key_prefix = key_prefix
-        self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
+        if url is not None:
+            try:
+                parse_url(url)
+            except ValueError as exc:
+                raise SessionConfigError(f"bad Redis URL {self.url}: {exc}") from None
+        self._injected_free = client is not None  # the first loop gets the injected client
+        self._ready = False
+        self._clients: PerLoop[aioredis.Redis] = PerLoop()
         self._closed = False
 
     def session(
@@ -97,26 +184,30 @@ class RedisStore:
     async def list_sessions(
         self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
     ) -> SessionsPage:
-        """Ids of non-empty sessions starting with ``prefix``, at most ``limit`` per page.
+        """Ids of non-empty sessions starting with ``prefix``, at most ``limit`` (>= 1) per
+        page.
 
         Ids come in ``SCAN`` order (sorted within each scanned batch). As with ``SCAN``
         itself, an id may appear twice when Redis resizes its key table mid-listing.
         """
         if not isinstance(prefix, str):
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+        validate_page_limit(limit)
         client = self._client_for("list_sessions")
+        if not self._ready:
+            await self._check_schema(client)
         scan_cursor, after = _parse_cursor(cursor)
-        pattern = _glob_escape(self.key_prefix + prefix).encode() + b"*"
+        pattern = _glob_escape(self.key_prefix + _escape(prefix)).encode() + b"*"
         skip = len(self.key_prefix.encode())
         found: list[str] = []
-        async with self._connection_errors():
+        async with self._errors():
             while True:
                 next_cursor, keys = await client.scan(
                     scan_cursor, match=pattern, count=_SCAN_COUNT, _type="list"
                 )
-                batch = sorted({_as_bytes(key)[skip:].decode("utf-8", "replace") for key in keys})
+                batch = sorted(
+                    {sid for key in keys if (sid := _session_id_of(_as_bytes(key)[skip:]))}
+                )
                 if after is not None:
                     batch = [sid for sid in batch if sid > after]
                 room = limit - len(found)
@@ -133,12 +224,18 @@ class RedisStore:
                     return SessionsPage(found, _format_cursor(scan_cursor, None))
 
     async def close(self) -> None:
-        """Close the client this store created (an injected client stays open)."""
+        """Close every client this store created, whichever loop created it and whichever
+        loop calls this (an injected client stays open)."""
         if self._closed:
             return
         self._closed = True
-        if self._owns_client:
-            await self._client.aclose()
+        injected = self._injected
+
+        async def close_client(client: aioredis.Redis) -> None:
+            if client is not injected:
+                await client.aclose()
+
+        await self._clients.close_all(close_client, self.connect_timeout)
 
     async def __aenter__(self) -> RedisStore:
         return self
@@ -147,20 +244,103 @@ class RedisStore:
         await self.close()
 
     def _key(self, session_id: str) -> bytes:
-        return (self.key_prefix + session_id).encode("utf-8")
+        return session_key(self.key_prefix, session_id)
+
+    async def _check_schema(self, client: aioredis.Redis) -> None:
+        """Record the key layout's version under the prefix itself (a key no session can
+        have: session keys never end with ``:``), or refuse a newer one (once per store)."""
+        marker = self.key_prefix.encode("utf-8")
+        async with self._errors(), client.pipeline(transaction=False) as pipe:
+            pipe.set(marker, SCHEMA_VERSION, nx=True)
+            pipe.get(marker)
+            _, raw = await pipe.execute()
+        text = _as_bytes(raw).decode("utf-8", "replace") if raw is not None else ""
+        if not text.isdigit():
+            raise ForeignDataError(
+                f"Redis at {self.url}: key {self.key_prefix!r} should hold this library's "
+                f"layout version, but holds {text[:40]!r}; it was left untouched"
+            )
+        if int(text) > SCHEMA_VERSION:
+            raise UnsupportedSchemaError(
+                f"Redis at {self.url}: prefix {self.key_prefix!r} holds sessions of layout "
+                f"version {text}, newer than this library's {SCHEMA_VERSION}: upgrade "
+                "agent-sessions instead of using it"
+            )
+        self._ready = True
+
+    def _new_client(self) -> aioredis.Redis:
+        if self._url is not None:
+            try:
+                return aioredis.Redis.from_url(
+                    self._url,
+                    # No retries: a retried RPUSH whose reply was lost would duplicate items.
+                    retry=Retry(NoBackoff(), 0),
+                    socket_connect_timeout=self.connect_timeout,
+                    socket_timeout=self.socket_timeout,
+                )
+            except ValueError as exc:
+                raise SessionConfigError(f"bad Redis URL {self.url}: {exc}") from None
+        assert self._injected is not None
+        pool = self._injected.connection_pool
+        return aioredis.Redis(
+            connection_pool=aioredis.ConnectionPool(
+                connection_class=pool.connection_class, **pool.connection_kwargs
+            )
+        )
+
+    def _first_client(self) -> aioredis.Redis:
+        """A client for a loop new to this store (called under ``PerLoop``'s lock)."""
+        if self._injected_free and self._injected is not None:
+            self._injected_free = False
+            return self._injected
+        return self._new_client()
 
     def _client_for(self, what: str) -> aioredis.Redis:
         if self._closed:
             raise SessionClosedError(f"{what} used after its RedisStore ({self.url}) was closed")
-        return self._client
+        return self._clients.get(self._first_client)
 
     @asynccontextmanager
-    async def _connection_errors(self) -> AsyncIterator[None]:
-        """Turn the driver's connection errors into ``SessionBackendError``."""
+    async def _errors(self, *, write: bool = False) -> AsyncIterator[None]:
+        """Turn the driver's errors into ours; ``write``: the call sends a write."""
         try:
             yield
-        except _OUTAGES as exc:
-            raise SessionBackendError(f"Redis at {self.url} failed: {exc}") from exc
+        except RedisError as exc:
+            raise self._translate(exc, write) from exc
+        except OSError as exc:
+            raise SessionBackendError(
+                f"Redis at {self.url} failed: {exc}", may_have_written=write
+            ) from exc
+
+    def _translate(self, exc: RedisError, write: bool) -> Exception:
+        text = str(exc)
+        where = f"Redis at {self.url}"
+        if isinstance(exc, RedisAuthenticationError) or text.startswith(("WRONGPASS", "NOAUTH")):
+            return BackendAuthenticationError(f"{where} refused the credentials: {text}")
+        if "DB index is out of range" in text or "Invalid Database" in text:
+            return BackendDatabaseMissingError(f"{where} has no such database: {text}")
+        if text.startswith("WRONGTYPE") or "WRONGTYPE" in text:
+            return ForeignDataError(
+                f"{where}: the key of this session holds something other than a list, "
+                "written by another program; it was left untouched"
+            )
+        connecting = "connecting to" in text or "Timeout connecting" in text
+        if isinstance(exc, RedisTimeoutError):
+            if connecting:
+                return BackendUnreachableError(
+                    f"{where} did not accept a connection within {self.connect_timeout}s"
+                )
+            return BackendTimeoutError(
+                f"{where} did not answer within {self.socket_timeout}s: {text}",
+                may_have_written=write,
+            )
+        if isinstance(exc, RedisConnectionError):
+            if connecting:
+                return BackendUnreachableError(f"{where} is unreachable: {text}")
+            return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
+        if isinstance(exc, ResponseError):
+            return SessionBackendError(f"{where} refused the command: {text}")
+        return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
 
 
 class RedisSession(SessionABC):
@@ -168,7 +348,8 @@ class RedisSession(SessionABC):
 
     ``RedisSession("user_123", "redis://localhost:6379/0")`` opens its own store (closed
     with the session); ``store.session("user_123")`` borrows a shared one. Keyword
-    arguments ``key_prefix`` and ``ttl`` are those of :class:`RedisStore`.
+    arguments ``key_prefix``, ``ttl``, ``connect_timeout`` and ``socket_timeout`` are
+    those of :class:`RedisStore`.
     """
 
     def __init__(
@@ -179,6 +360,8 @@ class RedisSession(SessionABC):
         store: RedisStore | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: float | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = validate_session_id(session_id)
@@ -186,11 +369,23 @@ class RedisSession(SessionABC):
         if store is None:
             if url is None:
                 raise ValueError("RedisSession needs a url or a store")
-            store = RedisStore(url, key_prefix=key_prefix, ttl=ttl)
+            store = RedisStore(
+                url,
+                key_prefix=key_prefix,
+                ttl=ttl,
+                connect_timeout=connect_timeout,
+                socket_timeout=socket_timeout,
+            )
             self._owns_store = True
-        elif url is not None or key_prefix != DEFAULT_KEY_PREFIX or ttl is not None:
+        elif (
+            url is not None
+            or key_prefix != DEFAULT_KEY_PREFIX
+            or ttl is not None
+            or connect_timeout != DEFAULT_CONNECT_TIMEOUT
+            or socket_timeout != DEFAULT_SOCKET_TIMEOUT
+        ):
             raise ValueError(
-                "pass either store= or url/key_prefix/ttl, not both: "
+                "pass either store= or url/key_prefix/ttl/timeouts, not both: "
                 "a session on a given store uses the store's settings"
             )
         else:
@@ -203,10 +398,10 @@ class RedisSession(SessionABC):
         limit = self._effective_limit(limit)
         if limit is not None and limit > _INT64_MAX:
             limit = None  # more than any session holds; the server's integers are 64-bit
-        client = self._client()
+        client = await self._ready_client()
         if limit == 0:
             return []
-        async with self.store._connection_errors():
+        async with self.store._errors():
             raw_items = await client.lrange(self._key, 0 if limit is None else -limit, -1)
         return [
             item for raw in raw_items if (item := decode_item(raw, where=self._where())) is not None
@@ -214,23 +409,23 @@ class RedisSession(SessionABC):
 
     async def add_items(self, items: list[Item]) -> None:
         encoded = encode_items(items)
-        client = self._client()
+        client = await self._ready_client()
         if not encoded:
             return
         ttl_ms = self.store.ttl_ms
-        async with self.store._connection_errors():
+        async with self.store._errors(write=True):
             if ttl_ms is None:
                 await client.rpush(self._key, *encoded)
             else:
                 async with client.pipeline(transaction=True) as pipe:
                     pipe.rpush(self._key, *encoded)
-                    pipe.pexpire(self._key, ttl_ms)
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, self._key, ttl_ms)
                     await pipe.execute()
 
     async def pop_item(self) -> Item | None:
-        client = self._client()
+        client = await self._ready_client()
         ttl_ms = self.store.ttl_ms
-        async with self.store._connection_errors():
+        async with self.store._errors(write=True):
             while True:
                 raw: Any
                 if ttl_ms is None:
@@ -238,7 +433,7 @@ class RedisSession(SessionABC):
                 else:
                     async with client.pipeline(transaction=True) as pipe:
                         pipe.rpop(self._key)
-                        pipe.pexpire(self._key, ttl_ms)
+                        pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, self._key, ttl_ms)
                         raw, _ = await pipe.execute()
                 if raw is None:
                     return None
@@ -248,9 +443,9 @@ class RedisSession(SessionABC):
                 # A corrupt newest item is removed and skipped; the next one is the latest.
 
     async def clear_session(self) -> None:
-        client = self._client()
-        async with self.store._connection_errors():
-            await client.delete(self._key)
+        client = await self._ready_client()
+        async with self.store._errors(write=True):
+            await client.eval(_DELETE_IF_LIST, 1, self._key)
 
     async def close(self) -> None:
         """Mark this handle closed; close its store only if the session created it."""
@@ -259,6 +454,12 @@ class RedisSession(SessionABC):
         self._closed = True
         if self._owns_store:
             await self.store.close()
+
+    async def _ready_client(self) -> aioredis.Redis:
+        client = self._client()
+        if not self.store._ready:
+            await self.store._check_schema(client)
+        return client
 
     def _client(self) -> aioredis.Redis:
         if self._closed:
@@ -276,6 +477,14 @@ def _client_url(client: aioredis.Redis) -> str:
         return f"unix://{kwargs['path']}?db={kwargs.get('db', 0)}"
     host, port, db = kwargs.get("host", "localhost"), kwargs.get("port", 6379), kwargs.get("db", 0)
     return f"redis://{host}:{port}/{db}"
+
+
+def _session_id_of(escaped: bytes) -> str | None:
+    """The session id of a key's part after the prefix; ``None`` for a key of a longer
+    prefix (a bare ``:``), which belongs to another store."""
+    if b":" in escaped:
+        return None
+    return unquote(escaped.decode("utf-8", "replace"))
 
 
 def _as_bytes(key: bytes | str) -> bytes:

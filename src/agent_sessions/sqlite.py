@@ -47,11 +47,11 @@ from .protocol import (
     Item,
     SessionABC,
     SessionClosedError,
-    SessionError,
     SessionSettings,
     SessionsPage,
+    UnsupportedSchemaError,
     coerce_session_settings,
-    validate_limit,
+    validate_page_limit,
     validate_session_id,
 )
 
@@ -78,10 +78,6 @@ _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
 _MAX_SQLITE_INTEGER = 2**63 - 1
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
-
-
-class UnsupportedSchemaError(SessionError):
-    """The database was written by a newer schema version than this library knows."""
 
 
 class SQLiteStore:
@@ -143,8 +139,7 @@ class SQLiteStore:
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if cursor is not None and not isinstance(cursor, str):
             raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
-        if validate_limit(limit) is None or limit < 1:
-            raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+        validate_page_limit(limit)
         ids = await self._run(partial(self._list_session_ids, prefix, cursor, limit + 1))
         if len(ids) > limit:
             return SessionsPage(session_ids=ids[:limit], next_cursor=ids[limit - 1])

@@ -22,6 +22,15 @@ and pytest runs every test of the kit against ``MySession``. Requirements and ch
   server stores; then :meth:`~SessionConformance.child_session_factory` is required).
 - :meth:`~SessionConformance.write_corrupt_item` lets the kit test corrupt rows; by default
   those tests are skipped.
+- Event loops: one session object must work from any event loop, in any order
+  (``asyncio.run`` per call, ``Runner.run_sync`` twice), from 4 threads at once that each
+  run their own loop, and ``close()`` must work from another loop. Every wait is bounded by
+  ``loop_test_bound`` seconds: a hang fails the test instead of blocking the run.
+- A frozen server: :meth:`~SessionConformance.create_freezable_session` and
+  :meth:`~SessionConformance.freeze_server` let the kit check that calls on a server that
+  stopped answering fail with a ``SessionError`` within ``frozen_call_bound`` seconds, and
+  (unless ``frozen_cancel_discards_write`` is ``False``) that an ``add_items`` cancelled
+  while the server was frozen is not stored when it resumes. By default they are skipped.
 - A corrupt row counts towards ``get_items(limit)`` (reads cost O(limit), never a scan for
   valid rows); ``pop_item`` discards corrupt rows at the top and returns the latest valid
   item.
@@ -38,12 +47,15 @@ import inspect
 import logging
 import multiprocessing
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, TypeVar
 
 import pytest
 
+from .errors import SessionError
 from .protocol import Item, Session, SessionClosedError, SessionSettings
 
 __all__ = ["HOSTILE_SESSION_IDS", "SessionConformance"]
@@ -95,6 +107,15 @@ class SessionConformance:
     supports_processes: ClassVar[bool] = False
     """Sessions of one id opened in several processes share their items."""
 
+    loop_test_bound: ClassVar[float] = 120.0
+    """Seconds an event-loop or thread test may wait for its threads: a hang fails."""
+
+    frozen_call_bound: ClassVar[float] = 60.0
+    """Seconds within which a call on a frozen server must fail."""
+
+    frozen_cancel_discards_write: ClassVar[bool] = True
+    """An ``add_items`` cancelled while the server is frozen is never stored later."""
+
     _kit_sessions: list[Session]
 
     async def create_session(
@@ -114,7 +135,46 @@ class SessionConformance:
         foreign writer would. The default skips the corrupt-row tests."""
         pytest.skip(f"{type(self).__name__} cannot write raw rows")
 
+    async def create_freezable_session(self, session_id: str) -> Session | None:
+        """A session whose server :meth:`freeze_server` can freeze, or ``None`` (the
+        default) to skip the frozen-server tests. Give it short timeouts: the kit waits
+        ``frozen_call_bound`` seconds for a call on the frozen server to fail."""
+        return None
+
+    def freeze_server(self) -> AbstractAsyncContextManager[None]:
+        """A context manager inside which the server of :meth:`create_freezable_session`
+        accepts bytes but answers nothing (as under ``SIGSTOP``); leaving it resumes the
+        server, which then processes what it had received."""
+        raise NotImplementedError(f"{type(self).__name__} must implement freeze_server")
+
     # -- helpers for the tests -----------------------------------------------------------
+
+    async def in_thread(self, work: Callable[[], None], *, threads: int = 1) -> None:
+        """Run ``work`` in ``threads`` new threads at once and wait for them, at most
+        ``loop_test_bound`` seconds: a thread still running then fails the test (it is a
+        daemon, so a hung thread does not block the run's exit). An exception raised in a
+        thread fails the test with it."""
+        if not self.supports_threads:
+            pytest.skip(f"{type(self).__name__} does not support threads")
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # reported by the test
+                errors.append(exc)
+
+        workers = [threading.Thread(target=run, daemon=True) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        await asyncio.get_running_loop().run_in_executor(
+            None, _join_all_within, workers, self.loop_test_bound
+        )
+        hung = sum(worker.is_alive() for worker in workers)
+        if hung:
+            pytest.fail(f"{hung} of {threads} threads still running after {self.loop_test_bound}s")
+        if errors:
+            raise errors[0]
 
     async def open_session(
         self, label: str = "session", *, session_settings: SessionSettings | None = None
@@ -708,6 +768,115 @@ class SessionConformance:
         assert await session.pop_item() is None
         assert await session.get_items() == []
 
+    # -- event loops and threads -------------------------------------------------------------
+
+    @_closes_sessions
+    async def test_session_works_from_sequential_event_loops(self) -> None:
+        session = await self.open_session("loops")
+        await session.add_items([{"n": 0}])  # first used in the test's own loop
+
+        def one_loop_per_call() -> None:
+            # A write on a new loop must neither fail nor be reported failed once stored.
+            asyncio.run(session.add_items([{"n": 1}]))
+            asyncio.run(session.add_items([{"n": 2}]))
+            assert asyncio.run(session.get_items()) == _numbered(3)
+            assert asyncio.run(session.pop_item()) == {"n": 2}
+            asyncio.run(session.add_items([{"n": 2}]))
+
+        await self.in_thread(one_loop_per_call)
+        assert await session.get_items() == _numbered(3)  # and back in the first loop
+        await session.clear_session()
+        assert await session.get_items() == []
+
+    @_closes_sessions
+    async def test_runner_run_sync_twice_on_one_session(self) -> None:
+        from .agent import Agent
+        from .models import OfflineModel
+        from .runner import Runner
+
+        session = await self.open_session("run-sync")
+        agent = Agent(name="kit", instructions="Repeat.", model=OfflineModel())
+
+        def two_runs() -> None:
+            Runner.run_sync(agent, "first", session=session)
+            Runner.run_sync(agent, "second", session=session)
+
+        await self.in_thread(two_runs)
+        items = await session.get_items()
+        said = [item.get("content") for item in items if item.get("role") == "user"]
+        assert said == ["first", "second"]
+
+    @_closes_sessions
+    async def test_four_threads_with_a_loop_each_share_one_session(self) -> None:
+        session = await self.open_session("loop-threads")
+        writers, batches, batch_size = 4, 3, 3
+        for _ in range(20):
+            write = functools.partial(
+                _write_from_own_loop,
+                session,
+                iter(range(writers)),
+                threading.Lock(),
+                batches,
+                batch_size,
+            )
+            await self.in_thread(write, threads=writers)
+            _assert_all_batches_contiguous(await session.get_items(), writers, batches, batch_size)
+            await session.clear_session()
+
+    @_closes_sessions
+    async def test_close_from_another_event_loop(self) -> None:
+        session = await self.open_session("close-loop")
+        if not callable(getattr(session, "close", None)):
+            pytest.skip(f"{type(session).__name__} has no close()")
+        await session.add_items([{"n": 0}])
+
+        def use_then_close_elsewhere() -> None:
+            assert asyncio.run(session.get_items()) == [{"n": 0}]
+            asyncio.run(_close(session))
+
+        await self.in_thread(use_then_close_elsewhere)
+        with pytest.raises(SessionClosedError):
+            await session.get_items()
+        await _close(session)  # and again from this loop: still idempotent
+
+    # -- a frozen server ---------------------------------------------------------------------
+
+    async def _freezable(self, label: str) -> Session:
+        created = await self.create_freezable_session(_unique(label))
+        if created is None:
+            pytest.skip(f"{type(self).__name__} cannot freeze its server")
+        self._kit_sessions.append(created)
+        return created
+
+    @_closes_sessions
+    async def test_calls_on_a_frozen_server_fail_within_a_bound(self) -> None:
+        session = await self._freezable("frozen")
+        await session.add_items([{"n": 0}])
+        async with self.freeze_server():
+            with pytest.raises(SessionError):
+                await asyncio.wait_for(session.get_items(), self.frozen_call_bound)
+            with pytest.raises(SessionError):
+                await asyncio.wait_for(session.add_items(_numbered(3)), self.frozen_call_bound)
+        # After the server resumes: the session works, and the write was atomic.
+        stored = await asyncio.wait_for(session.get_items(), self.frozen_call_bound)
+        assert stored in ([{"n": 0}], [{"n": 0}, *_numbered(3)])
+
+    @_closes_sessions
+    async def test_add_items_cancelled_on_a_frozen_server_is_not_stored_later(self) -> None:
+        session = await self._freezable("frozen-cancel")
+        if not self.frozen_cancel_discards_write:
+            pytest.skip(f"{type(self).__name__} may store a write cancelled on a frozen server")
+        await session.add_items([{"n": 0}])
+        async with self.freeze_server():
+            task = asyncio.ensure_future(session.add_items(_numbered(3)))
+            await asyncio.sleep(0.2)  # the request is on its way to the frozen server
+            task.cancel()
+            done, _ = await asyncio.wait([task], timeout=self.frozen_call_bound)
+            assert done, f"the cancelled add_items still runs after {self.frozen_call_bound}s"
+        for _ in range(5):  # give a resumed server time to (wrongly) commit it
+            await asyncio.sleep(0.2)
+            assert await asyncio.wait_for(session.get_items(), self.frozen_call_bound) == [{"n": 0}]
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     @pytest.mark.parametrize(
@@ -788,6 +957,31 @@ def _assert_all_batches_contiguous(
 def _join_all(workers: list[Any]) -> None:
     for worker in workers:
         worker.join()
+
+
+def _write_from_own_loop(
+    session: Session,
+    writer_ids: Any,
+    lock: threading.Lock,
+    batches: int,
+    batch_size: int,
+) -> None:
+    """One writer thread of the 4-threads test: its own loop, the shared session."""
+    with lock:
+        writer: int = next(writer_ids)
+
+    async def write() -> None:
+        for batch in range(batches):
+            await session.add_items(_batch(writer, batch, batch_size))
+        await session.get_items(limit=1)
+
+    asyncio.run(write())
+
+
+def _join_all_within(workers: list[threading.Thread], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
 
 
 async def _close(session: object) -> None:

@@ -10,50 +10,134 @@ URL                                       store
 ========================================  ==========================================
 
 Options ride in the query string and are removed before the URL reaches the driver:
-``table_prefix`` (SQLite), ``key_prefix`` and ``ttl`` (Redis), ``table`` (PostgreSQL).
-Any other query parameter is passed on to the driver (``?sslmode=require``, ...).
+``table_prefix`` (SQLite); ``key_prefix``, ``ttl``, ``connect_timeout`` and
+``socket_timeout`` (Redis); ``table``, ``max_connections``, ``timeout``,
+``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL). Any other
+query parameter is passed on to the driver (``?sslmode=require``, ...). An option whose
+value is out of range raises ``SessionConfigError`` (a ``ValueError``) naming it.
+
+The backends are the rows of :data:`BACKENDS`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from ._servers import mask_url
+from .errors import SessionConfigError
 from .protocol import SessionABC, SessionSettings, SessionStore
 
-if TYPE_CHECKING:
-    from .postgres import PostgresSession, PostgresStore
-    from .redis import RedisSession, RedisStore
-    from .sqlite import SQLiteSession, SQLiteStore
+__all__ = ["BACKENDS", "Backend", "open_session", "open_store"]
 
-__all__ = ["open_session", "open_store"]
 
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
-_POSTGRES_SCHEMES = ("postgresql", "postgres")
-_OPTIONS = {
-    "sqlite": {"table_prefix"},
-    "redis": {"key_prefix", "ttl"},
-    "postgres": {"table"},
+def _seconds(name: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise SessionConfigError(f"{name} must be a number of seconds, got {text!r}") from None
+
+    return parse
+
+
+def _integer(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise SessionConfigError(f"{name} must be an integer, got {text!r}") from None
+
+    return parse
+
+
+def _text(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One row of :data:`BACKENDS`: everything ``open_store`` and ``open_session`` need.
+
+    ``module`` is imported on first use (so a driver is only needed by those who use
+    it); ``store`` and ``session`` name its classes, which take the driver's target as
+    their first argument (after the session id) and ``options`` as keywords. ``options``
+    maps each query parameter we read to the function that parses its text; every other
+    parameter goes to the driver, unless ``driver_options`` is ``False`` (then it is an
+    error). ``target`` turns the URL into the driver's target (default: the URL without
+    our options).
+    """
+
+    name: str
+    schemes: tuple[str, ...]
+    module: str
+    store: str
+    session: str
+    options: dict[str, Callable[[str], Any]]
+    driver_options: bool = True
+    target: Callable[[str, Any], str] | None = None
+
+
+def _sqlite_target(url: str, parts: Any) -> str:
+    if parts.netloc:
+        raise SessionConfigError(
+            f"a SQLite URL has no host: use sqlite:///relative.db or "
+            f"sqlite:////absolute.db, got {mask_url(url)!r}"
+        )
+    path = unquote(parts.path)
+    # sqlite:///x.db names the relative path x.db; sqlite:////x.db the absolute /x.db.
+    return path[1:] if path else ":memory:"
+
+
+_TIMEOUTS = {
+    "connect_timeout": _seconds("connect_timeout"),
+    "socket_timeout": _seconds("socket_timeout"),
 }
+
+BACKENDS: tuple[Backend, ...] = (
+    Backend(
+        name="SQLite",
+        schemes=("sqlite",),
+        module="sqlite",
+        store="SQLiteStore",
+        session="SQLiteSession",
+        options={"table_prefix": _text},
+        driver_options=False,
+        target=_sqlite_target,
+    ),
+    Backend(
+        name="Redis",
+        schemes=("redis", "rediss", "unix"),
+        module="redis",
+        store="RedisStore",
+        session="RedisSession",
+        options={"key_prefix": _text, "ttl": _seconds("ttl"), **_TIMEOUTS},
+    ),
+    Backend(
+        name="PostgreSQL",
+        schemes=("postgresql", "postgres"),
+        module="postgres",
+        store="PostgresStore",
+        session="PostgresSession",
+        options={
+            "table": _text,
+            "max_connections": _integer("max_connections"),
+            "timeout": _seconds("timeout"),
+            "statement_timeout": _seconds("statement_timeout"),
+            **_TIMEOUTS,
+        },
+    ),
+)
+"""Every backend a URL can name. A new backend adds one row here (see docs/sessions.md)."""
 
 
 def open_store(url: str) -> SessionStore:
     """A store for ``url``; the caller closes it (``await store.close()``)."""
     backend, target, options = _parse(url)
-    store: SQLiteStore | RedisStore | PostgresStore
-    if backend == "sqlite":
-        from .sqlite import SQLiteStore
-
-        store = SQLiteStore(target, **options)
-    elif backend == "redis":
-        from .redis import RedisStore
-
-        store = RedisStore(target, **options)
-    else:
-        from .postgres import PostgresStore
-
-        store = PostgresStore(target, **options)
+    store: SessionStore = _class(backend, backend.store)(target, **options)
     return store
 
 
@@ -67,63 +151,45 @@ def open_session(
     does; an in-memory ``sqlite://`` session is private to itself.
     """
     backend, target, options = _parse(url)
-    session: SQLiteSession | RedisSession | PostgresSession
-    if backend == "sqlite":
-        from .sqlite import SQLiteSession
-
-        session = SQLiteSession(session_id, target, session_settings=session_settings, **options)
-    elif backend == "redis":
-        from .redis import RedisSession
-
-        session = RedisSession(session_id, target, session_settings=session_settings, **options)
-    else:
-        from .postgres import PostgresSession
-
-        session = PostgresSession(session_id, target, session_settings=session_settings, **options)
+    session: SessionABC = _class(backend, backend.session)(
+        session_id, target, session_settings=session_settings, **options
+    )
     return session
 
 
-def _parse(url: str) -> tuple[str, str, dict[str, Any]]:
+def _class(backend: Backend, name: str) -> Any:
+    return getattr(importlib.import_module(f".{backend.module}", __package__), name)
+
+
+def _parse(url: str) -> tuple[Backend, str, dict[str, Any]]:
     """Split ``url`` into (backend, what its driver gets, our options)."""
     if not isinstance(url, str):
         raise TypeError(f"a session URL must be a str, got {type(url).__name__}")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise SessionConfigError(f"malformed session URL {mask_url(url)!r}: {exc}") from None
     scheme = parts.scheme.lower()
-    if scheme == "sqlite":
-        backend = "sqlite"
-    elif scheme in _REDIS_SCHEMES:
-        backend = "redis"
-    elif scheme in _POSTGRES_SCHEMES:
-        backend = "postgres"
-    else:
-        raise ValueError(
-            f"unsupported session URL {mask_url(url)!r}: expected sqlite://, "
-            "redis://, rediss://, unix://, postgresql:// or postgres://"
+    backend = next((row for row in BACKENDS if scheme in row.schemes), None)
+    if backend is None:
+        known = ", ".join(f"{scheme}://" for row in BACKENDS for scheme in row.schemes)
+        raise SessionConfigError(
+            f"unsupported session URL {mask_url(url)!r}: expected one of {known}"
         )
     query = parse_qsl(parts.query, keep_blank_values=True)
-    allowed = _OPTIONS[backend]
-    options: dict[str, Any] = {key: value for key, value in query if key in allowed}
-    driver_query = [(key, value) for key, value in query if key not in allowed]
-    if "ttl" in options:
-        options["ttl"] = _seconds(options["ttl"])
-    if backend == "sqlite":
-        if driver_query:
-            unknown = ", ".join(sorted({key for key, _ in driver_query}))
-            raise ValueError(f"unknown option(s) in SQLite URL: {unknown}")
-        if parts.netloc:
-            raise ValueError(
-                f"a SQLite URL has no host: use sqlite:///relative.db or "
-                f"sqlite:////absolute.db, got {url!r}"
-            )
-        path = unquote(parts.path)
-        # sqlite:///x.db names the relative path x.db; sqlite:////x.db the absolute /x.db.
-        return backend, path[1:] if path else ":memory:", options
-    target = urlunsplit(parts._replace(query=urlencode(driver_query)))
-    return backend, target, options
-
-
-def _seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"ttl must be a number of seconds, got {text!r}") from None
+    options: dict[str, Any] = {}
+    driver_query: list[tuple[str, str]] = []
+    for key, value in query:
+        parse = backend.options.get(key)
+        if parse is None:
+            driver_query.append((key, value))
+        elif key in options:
+            raise SessionConfigError(f"option {key} given twice in {mask_url(url)!r}")
+        else:
+            options[key] = parse(value)
+    if driver_query and not backend.driver_options:
+        unknown = ", ".join(sorted({key for key, _ in driver_query}))
+        raise SessionConfigError(f"unknown option(s) in {backend.name} URL: {unknown}")
+    if backend.target is not None:
+        return backend, backend.target(url, parts), options
+    return backend, urlunsplit(parts._replace(query=urlencode(driver_query))), options

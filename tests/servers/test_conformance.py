@@ -1,16 +1,18 @@
 """The conformance kit against the real Redis and PostgreSQL servers.
 
-Sessions created in the test's own event loop share one store, as an application's would;
-sessions the kit creates in other threads (each with its own loop) open their own store,
-since a connection pool belongs to one event loop. Child processes open the same server
-through ``child_session_factory``.
+Every session the kit creates shares one store, as an application's would, whichever
+event loop or thread creates and uses it (the store keeps a client per loop). Child
+processes open the same server through ``child_session_factory``. The frozen-server
+tests reach the server through a :class:`FreezableProxy` of the test's own, with short
+timeouts.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -21,18 +23,47 @@ from agent_sessions.postgres import PostgresSession, PostgresStore
 from agent_sessions.redis import RedisSession, RedisStore
 from agent_sessions.testing import SessionConformance
 
+from .freezer import FreezableProxy
 
-class TestRedisSession(SessionConformance):
+
+class FreezableServer:
+    """The frozen-server hooks of the kit, through a proxy started on first use."""
+
+    proxy: FreezableProxy | None = None
+    frozen_call_bound = 40.0  # PostgreSQL's driver waits up to 10s to cancel a query
+
+    async def proxied(self, url: str) -> str:
+        parts = urlsplit(url)
+        self.proxy = FreezableProxy(parts.hostname or "127.0.0.1", parts.port or 0)
+        await self.proxy.start()
+        netloc = parts.netloc.rpartition("@")
+        host = f"{netloc[0]}@" if netloc[1] else ""
+        return parts._replace(netloc=f"{host}127.0.0.1:{self.proxy.port}").geturl()
+
+    @pytest.fixture(autouse=True)
+    async def stop_proxy(self) -> AsyncIterator[None]:
+        yield
+        if self.proxy is not None:
+            await self.proxy.stop()
+            self.proxy = None
+
+    def freeze_server(self) -> AbstractAsyncContextManager[None]:
+        assert self.proxy is not None
+        return self.proxy.frozen()
+
+
+class TestRedisSession(FreezableServer, SessionConformance):
     supports_processes = True
+    # Redis runs a command it received whatever became of the client: a write cancelled
+    # while the server was frozen is stored when it resumes (documented).
+    frozen_cancel_discards_write = False
     url: str
     key_prefix: str
     store: RedisStore
-    loop: asyncio.AbstractEventLoop
 
     @pytest.fixture(autouse=True)
     async def redis_store(self, redis_url: str, redis_prefix: str) -> AsyncIterator[None]:
         self.url, self.key_prefix = redis_url, redis_prefix
-        self.loop = asyncio.get_running_loop()
         async with RedisStore(redis_url, key_prefix=redis_prefix) as store:
             self.store = store
             yield
@@ -40,31 +71,31 @@ class TestRedisSession(SessionConformance):
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
-        if asyncio.get_running_loop() is self.loop:
-            return self.store.session(session_id, session_settings=session_settings)
-        return RedisSession(
-            session_id, self.url, key_prefix=self.key_prefix, session_settings=session_settings
-        )
+        return self.store.session(session_id, session_settings=session_settings)
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(RedisSession, url=self.url, key_prefix=self.key_prefix)
 
+    async def create_freezable_session(self, session_id: str) -> Session:
+        url = await self.proxied(self.url)
+        return RedisSession(
+            session_id, url, key_prefix=self.key_prefix, connect_timeout=1, socket_timeout=1
+        )
+
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         assert isinstance(session, RedisSession)
-        await self.store._client.rpush(self.store._key(session.session_id), raw)
+        await self.store._client_for("test").rpush(self.store._key(session.session_id), raw)
 
 
-class TestPostgresSession(SessionConformance):
+class TestPostgresSession(FreezableServer, SessionConformance):
     supports_processes = True
     url: str
     table: str
     store: PostgresStore
-    loop: asyncio.AbstractEventLoop
 
     @pytest.fixture(autouse=True)
     async def postgres_store(self, database_url: str, postgres_table: str) -> AsyncIterator[None]:
         self.url, self.table = database_url, postgres_table
-        self.loop = asyncio.get_running_loop()
         async with PostgresStore(database_url, table=postgres_table) as store:
             self.store = store
             yield
@@ -72,14 +103,22 @@ class TestPostgresSession(SessionConformance):
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
-        if asyncio.get_running_loop() is self.loop:
-            return self.store.session(session_id, session_settings=session_settings)
-        return PostgresSession(
-            session_id, self.url, table=self.table, session_settings=session_settings
-        )
+        return self.store.session(session_id, session_settings=session_settings)
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(PostgresSession, url=self.url, table=self.table)
+
+    async def create_freezable_session(self, session_id: str) -> Session:
+        url = await self.proxied(self.url)
+        return PostgresSession(
+            session_id,
+            url,
+            table=self.table,
+            timeout=1,
+            connect_timeout=2,
+            statement_timeout=2,
+            socket_timeout=1,
+        )
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         """Insert ``raw`` as a foreign writer would; the ``json`` column itself refuses

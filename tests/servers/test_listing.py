@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_sessions import SessionClosedError, SessionStore
+from agent_sessions import SessionClosedError, SessionStore, SQLiteStore
 from agent_sessions.postgres import PostgresStore
 from agent_sessions.redis import RedisStore
 
-Store = RedisStore | PostgresStore
+Store = RedisStore | PostgresStore | SQLiteStore
 
 
 @pytest.fixture(params=["redis", "postgres"])
@@ -74,10 +74,33 @@ async def test_emptied_sessions_are_not_listed(store: Store, run_prefix: str) ->
     assert page.next_cursor is None
 
 
-@pytest.mark.parametrize("limit", [0, -1, True, 1.5])
-async def test_limit_below_one_or_not_an_int_is_refused(store: Store, limit: object) -> None:
-    with pytest.raises(ValueError, match="limit must be an int >= 1"):
-        await store.list_sessions(limit=limit)  # type: ignore[arg-type]
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+@pytest.mark.parametrize(
+    ("limit", "error"),
+    [(0, ValueError), (-1, ValueError), (True, TypeError), (1.5, TypeError), ("3", TypeError)],
+)
+async def test_every_backend_checks_the_page_limit_alike(
+    request: pytest.FixtureRequest, backend: str, limit: object, error: type[Exception]
+) -> None:
+    """One check shared by the three backends: ``TypeError`` for a non-int (``bool``
+    included), ``ValueError`` below 1, both saying "an int >= 1"."""
+    store: Store
+    if backend == "sqlite":
+        store = SQLiteStore()
+    elif backend == "redis":
+        store = RedisStore(
+            request.getfixturevalue("redis_url"), key_prefix=request.getfixturevalue("redis_prefix")
+        )
+    else:
+        store = PostgresStore(
+            request.getfixturevalue("database_url"),
+            table=request.getfixturevalue("postgres_table"),
+        )
+    try:
+        with pytest.raises(error, match="limit must be an int >= 1"):
+            await store.list_sessions(limit=limit)  # type: ignore[arg-type]
+    finally:
+        await store.close()
 
 
 def test_store_satisfies_the_session_store_protocol(store: Store) -> None:

@@ -93,13 +93,35 @@ async def test_batch_cut_mid_request_stores_none_of_its_items(outage: Outage) ->
     assert await session.get_items() == [{"n": 0}]
 
 
-async def test_batch_whose_reply_is_lost_is_stored_whole(outage: Outage) -> None:
+async def test_batch_whose_reply_is_lost_is_stored_whole_or_not_and_says_so(
+    outage: Outage,
+) -> None:
     session = outage.store.session(_new_id())
     await session.add_items([{"n": 0}])
     outage.proxy.cut_next_request("before_reply")
-    with pytest.raises(SessionBackendError):
+    with pytest.raises(SessionBackendError) as caught:
         await session.add_items(BATCH)
-    assert await session.get_items() == [{"n": 0}, *BATCH]
+    # Redis stored it (one RPUSH); PostgreSQL never sent COMMIT, so it rolled back.
+    assert caught.value.may_have_written
+    assert await session.get_items() in ([{"n": 0}], [{"n": 0}, *BATCH])
+
+
+async def test_batch_cut_mid_request_says_it_may_have_been_written(outage: Outage) -> None:
+    session = outage.store.session(_new_id())
+    assert await session.get_items() == []  # connected and ready
+    outage.proxy.cut_next_request("mid_request")
+    with pytest.raises(SessionBackendError) as caught:
+        await session.add_items(BATCH)
+    assert caught.value.may_have_written
+
+
+async def test_read_failing_in_an_outage_says_nothing_was_written(outage: Outage) -> None:
+    session = outage.store.session(_new_id())
+    await session.add_items([{"n": 0}])
+    outage.proxy.down()
+    with pytest.raises(SessionBackendError) as caught:
+        await session.get_items()
+    assert not caught.value.may_have_written
 
 
 async def test_acknowledged_items_survive_a_cut_and_writes_work_after_it(

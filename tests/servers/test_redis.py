@@ -80,9 +80,9 @@ async def test_session_expires_ttl_after_its_last_write(
         assert await session.get_items() == []
 
 
-@pytest.mark.parametrize("ttl", [0, -5, True])
+@pytest.mark.parametrize("ttl", [0, -5, True, float("inf"), float("nan")])
 def test_ttl_must_be_positive_seconds(ttl: float) -> None:
-    with pytest.raises(ValueError, match="ttl must be a number of seconds > 0"):
+    with pytest.raises(ValueError, match="ttl must be a finite number of seconds > 0"):
         RedisStore(UNUSED_URL, ttl=ttl)
 
 

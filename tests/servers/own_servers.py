@@ -1,0 +1,120 @@
+"""Servers of the tests' own on spare loopback ports, for faults the shared ones must not
+see: a Redis that wants a password, a PostgreSQL cluster with password authentication."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PASSWORD = "own-s3cret"
+
+
+def spare_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes] | None, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"no server on port {port} after {seconds}s")
+
+
+@contextlib.contextmanager
+def redis_with_password() -> Iterator[int]:
+    """A redis-server requiring ``PASSWORD`` on a spare port; yields the port."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        pytest.skip("redis-server is not installed")
+    port = spare_port()
+    process = subprocess.Popen(
+        [
+            executable,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--requirepass",
+            PASSWORD,
+            "--daemonize",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_port(port, process, 10)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _as_postgres(*command: str, cwd: str) -> None:
+    prefix = [] if os.geteuid() != 0 else ["runuser", "-u", "postgres", "--"]
+    subprocess.run([*prefix, *command], check=True, capture_output=True, cwd=cwd, timeout=120)
+
+
+@contextlib.contextmanager
+def postgres_with_password() -> Iterator[int]:
+    """A throwaway PostgreSQL cluster (initdb/pg_ctl as the ``postgres`` user in a temp
+    dir) where user ``postgres`` logs in with ``PASSWORD`` (scram); yields the port."""
+    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    if initdb is None or pg_ctl is None:
+        pytest.skip("initdb/pg_ctl are not installed")
+    root = tempfile.mkdtemp(prefix="agent-sessions-pg-")
+    os.chmod(root, 0o777)
+    data, pwfile = Path(root) / "data", Path(root) / "pw"
+    pwfile.write_text(PASSWORD)
+    os.chmod(pwfile, 0o644)
+    port = spare_port()
+    try:
+        _as_postgres(
+            initdb,
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=scram-sha-256",
+            f"--pwfile={pwfile}",
+            "--no-sync",
+            cwd=root,
+        )
+        _as_postgres(
+            pg_ctl,
+            "-D",
+            str(data),
+            "-l",
+            str(Path(root) / "log"),
+            "-w",
+            "-o",
+            f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+            cwd=root,
+        )
+        try:
+            yield port
+        finally:
+            _as_postgres(pg_ctl, "-D", str(data), "-m", "immediate", "stop", cwd=root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
