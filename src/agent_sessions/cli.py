@@ -171,10 +171,9 @@ async def _import(args: argparse.Namespace) -> int:
             for session_id, batch in batches.items()
             if await batch.session.get_items(limit=1)
         }
-        written = skipped = items = 0
+        written = items = 0
         for session_id, batch in batches.items():
             if session_id in existing and args.existing == "skip":
-                skipped += 1
                 continue
             if not args.dry_run:
                 if session_id in existing and args.existing == "replace":
