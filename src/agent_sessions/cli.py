@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import shlex
 import sys
@@ -38,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 from ._json import encode_items
 from ._servers import mask_url
+from .migrate import configure_parser as configure_migrate_parser
 from .protocol import Item, Session, SessionError, SessionStore, validate_session_id
 from .urls import open_store
 
@@ -55,9 +55,14 @@ class CommandError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the process exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["chat"]:
-        return _run_chat(args[1:])
-    parsed = _parser().parse_args(args)
+    parser = _parser()
+    parsed, rest = parser.parse_known_args(args)
+    if parsed.command == "chat":
+        from .chat import main as chat_main
+
+        return chat_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = parsed.run
         return asyncio.run(run(parsed))
@@ -65,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agent-sessions {parsed.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # every failure is one line, never a traceback
-        message = _error_line(exc, getattr(parsed, "url", None))
+        urls = [value for value in vars(parsed).values() if isinstance(value, str)]
+        message = _error_line(exc, getattr(parsed, "url", None), urls)
         print(f"agent-sessions {parsed.command}: error: {message}", file=sys.stderr)
         return 1
 
@@ -124,7 +130,12 @@ def _parser() -> argparse.ArgumentParser:
 
     command("stats", "count sessions and items (reads every session)", _stats)
 
-    commands.add_parser("chat", help="chat with an agent (see: agent-sessions chat --help)")
+    migrate_help = "copy the conversations the OpenAI Agents SDK stored into TARGET_URL"
+    migrate_sdk = commands.add_parser("migrate-sdk", help=migrate_help, description=migrate_help)
+    configure_migrate_parser(migrate_sdk)
+
+    # chat parses its own arguments (agent-sessions chat --help shows them)
+    commands.add_parser("chat", help="chat with an agent", add_help=False)
     return parser
 
 
@@ -221,22 +232,6 @@ async def _stats(args: argparse.Namespace) -> int:
     if largest is not None:
         print(f"largest: {_shown(largest[1])} ({largest[0]} items)")
     return 0
-
-
-def _run_chat(argv: list[str]) -> int:
-    try:
-        chat = importlib.import_module("agent_sessions.chat")
-    except ModuleNotFoundError as exc:
-        if exc.name != "agent_sessions.chat":
-            raise
-        print(
-            "agent-sessions chat: error: the chat command is not available in this "
-            "installation (module agent_sessions.chat is missing)",
-            file=sys.stderr,
-        )
-        return 1
-    status = chat.main(argv)
-    return status if isinstance(status, int) else 0
 
 
 @asynccontextmanager
@@ -389,20 +384,22 @@ def _printable_json(text: str) -> str:
     return "".join(parts)
 
 
-def _error_line(exc: BaseException, url: str | None) -> str:
-    """``exc`` as one printable line, with the URL's password masked. Errors this library
-    documents (its own, bad values, OS errors) speak for themselves; anything else (a
-    driver's error) is prefixed with its type and the masked URL."""
+def _error_line(exc: BaseException, url: str | None, arguments: Sequence[str] = ()) -> str:
+    """``exc`` as one printable line, with the password of ``url`` and of every URL among
+    ``arguments`` masked. Errors this library documents (its own, bad values, OS errors, a
+    missing driver) speak for themselves; anything else (a driver's error) is prefixed with
+    its type and the masked URL."""
     message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
     if not message:
         message = type(exc).__name__
-    if not isinstance(exc, (CommandError, SessionError, ValueError, TypeError, OSError)):
+    documented = (CommandError, SessionError, ValueError, TypeError, OSError, ImportError)
+    if not isinstance(exc, documented):
         # sqlite3.Error, a server's refusal (redis ResponseError, psycopg errors), ...
         message = f"{type(exc).__name__}: {message}"
         if url is not None:
             message = f"{message} (at {mask_url(url)})"
-    if url is not None:
-        for password in _passwords(url):
+    for argument in {*arguments, *([url] if url is not None else [])}:
+        for password in _passwords(argument):
             message = message.replace(password, "***")
     return "".join(char if char.isprintable() else _ansi_c_literal(char)[2:-1] for char in message)
 
