@@ -2,11 +2,24 @@
 
 Every command takes a session URL (see :mod:`agent_sessions.urls`). ``export`` writes one
 JSON line per item, ``{"item": {...}, "session_id": "..."}``, sessions in id order and
-items oldest first, encoded canonically (sorted keys, no spaces, unicode as is): the same
-data exported from any backend gives the same bytes, and ``import`` reads it back.
+items oldest first, encoded canonically (sorted keys, no spaces, unicode as is except
+characters that are not printable, which are ``\\u`` escapes): the same data exported from
+any backend gives the same bytes, and ``import`` reads it back.
 
-Exit status: 0 on success, 1 when the command failed (unreachable server, malformed
-input, empty session for ``pop``), 2 for a usage error.
+``import`` reads and checks the whole input against the target before it writes anything
+(every line parses, every id is one the target can store, every item is one it accepts);
+then, per session, ``--existing`` decides what happens to a session that already holds
+items: ``skip`` (the default, so a re-run never doubles a session), ``replace`` or
+``append``.
+
+Stored text reaches the terminal escaped: an id that is not plain printable text prints as
+a ``$'...'`` literal (as bash reads it), and the JSON that ``show``, ``pop`` and ``export``
+print has every non-printable character as a ``\\u`` escape, so no stored newline, ANSI or
+bidirectional control acts on the terminal.
+
+Exit status: 0 on success, 1 when the command failed (one line on stderr: unreachable
+server, malformed input, bad option, empty session for ``pop``), 2 for a usage error, 130
+when interrupted.
 """
 
 from __future__ import annotations
@@ -18,11 +31,14 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TextIO
+from urllib.parse import unquote, urlsplit
 
 from ._json import encode_items
+from ._servers import mask_url
 from .migrate import configure_parser as configure_migrate_parser
-from .protocol import Item, SessionError, SessionStore
+from .protocol import Item, Session, SessionError, SessionStore, validate_session_id
 from .urls import open_store
 
 __all__ = ["main"]
@@ -50,8 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = parsed.run
         return asyncio.run(run(parsed))
-    except (CommandError, SessionError, ValueError, TypeError, ImportError, OSError) as exc:
-        print(f"agent-sessions {parsed.command}: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"agent-sessions {parsed.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # every failure is one line, never a traceback
+        urls = [value for value in vars(parsed).values() if isinstance(value, str)]
+        message = _error_line(exc, getattr(parsed, "url", None), urls)
+        print(f"agent-sessions {parsed.command}: error: {message}", file=sys.stderr)
         return 1
 
 
@@ -82,7 +103,24 @@ def _parser() -> argparse.ArgumentParser:
     export = command("export", "write sessions as JSON lines to stdout", _export)
     export.add_argument("session_ids", metavar="ID", nargs="*", help="default: every session")
 
-    command("import", "read JSON lines (as export writes them) from stdin", _import)
+    importing = command(
+        "import",
+        "read JSON lines (as export writes them) from stdin; checks everything first",
+        _import,
+    )
+    importing.add_argument(
+        "--existing",
+        choices=["skip", "replace", "append"],
+        default="skip",
+        help="what to do with a session that already holds items: skip it (default: "
+        "re-running an import changes nothing), replace its items with the input's, or "
+        "append the input's items after them",
+    )
+    importing.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the input against the target and report what would happen; write nothing",
+    )
 
     pop = command("pop", "remove the latest item of a session and print it", _pop)
     pop.add_argument("session_id", metavar="ID")
@@ -105,9 +143,9 @@ async def _list(args: argparse.Namespace) -> int:
     async with _store(args.url) as store:
         page = await store.list_sessions(prefix=args.prefix, cursor=args.after, limit=args.limit)
     for session_id in page.session_ids:
-        print(session_id)
+        print(_shown(session_id))
     if page.next_cursor is not None:
-        print(f"more: --after {shlex.quote(page.next_cursor)}", file=sys.stderr)
+        print(f"more: --after {_shell_word(page.next_cursor)}", file=sys.stderr)
     return 0
 
 
@@ -115,10 +153,10 @@ async def _show(args: argparse.Namespace) -> int:
     async with _store(args.url) as store:
         items = await store.session(args.session_id).get_items(limit=args.last)
     if args.format == "json":
-        print(json.dumps(items, ensure_ascii=False, indent=2))
+        print(_printable_json(json.dumps(items, ensure_ascii=False, indent=2)))
     elif args.format == "jsonl":
         for item in items:
-            print(_canonical.encode(item))
+            print(_printable_json(_canonical.encode(item)))
     else:
         _print_table(items, sys.stdout)
     return 0
@@ -129,17 +167,37 @@ async def _export(args: argparse.Namespace) -> int:
         session_ids = args.session_ids or sorted([sid async for sid in _every_session(store)])
         for session_id in session_ids:
             for item in await store.session(session_id).get_items():
-                sys.stdout.write(_canonical.encode({"item": item, "session_id": session_id}) + "\n")
+                record = _canonical.encode({"item": item, "session_id": session_id})
+                sys.stdout.write(_printable_json(record) + "\n")
     return 0
 
 
 async def _import(args: argparse.Namespace) -> int:
-    batches = _read_export(sys.stdin)
     async with _store(args.url) as store:
-        for session_id, items in batches.items():
-            await store.session(session_id).add_items(items)
-    count = sum(len(items) for items in batches.values())
-    print(f"imported {count} items into {len(batches)} sessions", file=sys.stderr)
+        batches = _read_export(sys.stdin, store)
+        # Which sessions exist is read before anything is written, so the plan (and a
+        # --dry-run report) is exact, and a session of the input never counts twice.
+        existing = {
+            session_id
+            for session_id, batch in batches.items()
+            if await batch.session.get_items(limit=1)
+        }
+        written = items = 0
+        for session_id, batch in batches.items():
+            if session_id in existing and args.existing == "skip":
+                continue
+            if not args.dry_run:
+                if session_id in existing and args.existing == "replace":
+                    await batch.session.clear_session()
+                await batch.session.add_items(batch.items)
+            written += 1
+            items += len(batch.items)
+    verb = "would import" if args.dry_run else "imported"
+    report = f"{verb} {items} items into {written} sessions"
+    if existing:
+        how = {"skip": "skipped", "replace": "replaced", "append": "appended to"}[args.existing]
+        report += f" ({how} {len(existing)} that already existed)"
+    print(report, file=sys.stderr)
     return 0
 
 
@@ -149,7 +207,7 @@ async def _pop(args: argparse.Namespace) -> int:
     if item is None:
         print(f"session {args.session_id!r} is empty", file=sys.stderr)
         return 1
-    print(_canonical.encode(item))
+    print(_printable_json(_canonical.encode(item)))
     return 0
 
 
@@ -172,7 +230,7 @@ async def _stats(args: argparse.Namespace) -> int:
     print(f"sessions: {sessions}")
     print(f"items: {items}")
     if largest is not None:
-        print(f"largest: {largest[1]} ({largest[0]} items)")
+        print(f"largest: {_shown(largest[1])} ({largest[0]} items)")
     return 0
 
 
@@ -200,31 +258,63 @@ async def _every_session(store: SessionStore) -> AsyncIterator[str]:
         cursor = page.next_cursor
 
 
-def _read_export(lines: TextIO) -> dict[str, list[Item]]:
-    """Every line of an export, grouped by session; nothing is returned (so nothing is
-    imported) if any line is malformed, and the error names the first bad line."""
-    batches: dict[str, list[Item]] = {}
+@dataclass
+class _Batch:
+    """The items of one session of an import, and the target's handle on it."""
+
+    session: Session
+    items: list[Item]
+
+
+def _read_export(lines: TextIO, store: SessionStore) -> dict[str, _Batch]:
+    """Every line of an export, grouped by session (in order of first appearance) and
+    checked against ``store``: an id must be one the store takes (``store.session``
+    refuses the others, e.g. a NUL for PostgreSQL) and an item one it stores (the
+    library's own ``encode_items``). Nothing is returned, so nothing is imported, if any
+    line is bad; the error names the first bad line."""
+    batches: dict[str, _Batch] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
+        except RecursionError:
+            raise CommandError(f"line {number}: nested too deeply to read") from None
         except ValueError as exc:
             raise CommandError(f"line {number}: not JSON: {exc}") from None
         if not isinstance(record, dict) or set(record) != {"item", "session_id"}:
             raise CommandError(
                 f'line {number}: expected {{"item": {{...}}, "session_id": "..."}}, '
-                f"got {line.strip()[:80]}"
+                f"got {_printable_json(line.strip()[:80])}"
             )
         session_id, item = record["session_id"], record["item"]
-        if not isinstance(session_id, str) or not session_id:
-            raise CommandError(f"line {number}: session_id must be a non-empty string")
+        batch = batches.get(session_id) if isinstance(session_id, str) else None
+        if batch is None:
+            try:
+                validate_session_id(session_id)
+                _check_utf8(session_id)
+                session = store.session(session_id)
+            except (TypeError, ValueError) as exc:
+                raise CommandError(f"line {number}: {exc}") from None
+            batch = batches[session_id] = _Batch(session, [])
         try:
             encode_items([item])
-        except TypeError as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise CommandError(f"line {number}: {exc}") from None
-        batches.setdefault(session_id, []).append(item)
+        batch.items.append(item)
     return batches
+
+
+def _check_utf8(session_id: str) -> None:
+    """Refuse an id UTF-8 cannot encode (a lone surrogate, which JSON can spell): no
+    backend stores it. (``validate_session_id`` checks this too in later versions.)"""
+    try:
+        session_id.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"session_id holds {exc.object[exc.start]!r}, a lone surrogate, which UTF-8 "
+            "cannot store"
+        ) from None
 
 
 def _print_table(items: list[Item], out: TextIO) -> None:
@@ -232,7 +322,94 @@ def _print_table(items: list[Item], out: TextIO) -> None:
     out.write(f"{'#':>4}  {'kind':<16}  item\n")
     for position, item in enumerate(items, start=1):
         kind = item.get("role") or item.get("type") or ""
-        text = _canonical.encode(item)
+        text = _printable_json(_canonical.encode(item))
         if len(text) > 100:
             text = text[:99] + "…"
-        out.write(f"{position:>4}  {str(kind)[:16]:<16}  {text}\n")
+        out.write(f"{position:>4}  {_shown(str(kind))[:16]:<16}  {text}\n")
+
+
+# -- what reaches the terminal ---------------------------------------------------------------
+
+_SHORT_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _shown(text: str) -> str:
+    """``text`` as is when it is plain printable text, else as a ``$'...'`` literal (bash's
+    ANSI-C quoting) in which every non-printable character is an escape: a newline in an
+    id never reads as two ids and no control sequence reaches the terminal."""
+    if text.isprintable() and not text.startswith("$'"):
+        return text
+    return _ansi_c_literal(text)
+
+
+def _shell_word(text: str) -> str:
+    """``text`` quoted for a POSIX shell when printable, else as a ``$'...'`` literal."""
+    return shlex.quote(text) if text.isprintable() else _ansi_c_literal(text)
+
+
+def _ansi_c_literal(text: str) -> str:
+    parts = []
+    for char in text:
+        if char in _SHORT_ESCAPES:
+            parts.append(_SHORT_ESCAPES[char])
+        elif char.isprintable():
+            parts.append(char)
+        elif ord(char) < 0x80:  # bash's \\x is a byte: only for ASCII
+            parts.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            parts.append(f"\\u{ord(char):04x}")
+        else:
+            parts.append(f"\\U{ord(char):08x}")
+    return "$'" + "".join(parts) + "'"
+
+
+def _printable_json(text: str) -> str:
+    """JSON ``text`` with every non-printable character inside its strings written as a
+    ``\\u`` escape: the same JSON value, safe to print. (JSON escapes only the C0 controls;
+    C1 controls such as U+009B, DEL, line separators and bidirectional overrides would
+    reach the terminal as they are.) Newlines outside strings (indentation) are kept."""
+    if text.isprintable():
+        return text
+    parts = []
+    for char in text:
+        if char.isprintable() or char == "\n":
+            parts.append(char)
+            continue
+        code = ord(char)
+        if code > 0xFFFF:  # a UTF-16 surrogate pair, as JSON spells characters beyond BMP
+            code -= 0x10000
+            parts.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            parts.append(f"\\u{code:04x}")
+    return "".join(parts)
+
+
+def _error_line(exc: BaseException, url: str | None, arguments: Sequence[str] = ()) -> str:
+    """``exc`` as one printable line, with the password of ``url`` and of every URL among
+    ``arguments`` masked. Errors this library documents (its own, bad values, OS errors, a
+    missing driver) speak for themselves; anything else (a driver's error) is prefixed with
+    its type and the masked URL."""
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    if not message:
+        message = type(exc).__name__
+    documented = (CommandError, SessionError, ValueError, TypeError, OSError, ImportError)
+    if not isinstance(exc, documented):
+        # sqlite3.Error, a server's refusal (redis ResponseError, psycopg errors), ...
+        message = f"{type(exc).__name__}: {message}"
+        if url is not None:
+            message = f"{message} (at {mask_url(url)})"
+    for argument in {*arguments, *([url] if url is not None else [])}:
+        for password in _passwords(argument):
+            message = message.replace(password, "***")
+    return "".join(char if char.isprintable() else _ansi_c_literal(char)[2:-1] for char in message)
+
+
+def _passwords(url: str) -> list[str]:
+    """The password of ``url`` as written and decoded (both may appear in a message)."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return []
+    if not password:
+        return []
+    return sorted({password, unquote(password)}, key=len, reverse=True)

@@ -23,6 +23,13 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
   the latest valid item.
 - ``PRAGMA user_version`` records the schema version; a database written by a newer,
   unknown schema version is refused with :class:`UnsupportedSchemaError`, never rewritten.
+- Privacy: a database file this library creates is created mode 0600 (owner only, whatever
+  the umask), and SQLite gives its ``-wal`` and ``-shm`` files the database file's mode.
+  An existing file keeps the mode it has (``chmod 600 file.db`` makes it private).
+- Read-only: a database whose file, or whose directory, this process cannot write is
+  opened read-only (``mode=ro``; also ``immutable=1`` when the directory is read-only and
+  the ``-wal``/``-shm`` files SQLite needs for WAL cannot be created). Reads work; every
+  write raises :class:`ReadOnlyDatabaseError` and changes nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import re
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -58,6 +66,7 @@ from .protocol import (
 __all__ = [
     "DEFAULT_TABLE_PREFIX",
     "SCHEMA_VERSION",
+    "ReadOnlyDatabaseError",
     "SQLiteSession",
     "SQLiteStore",
     "UnsupportedSchemaError",
@@ -78,6 +87,13 @@ _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
 _MAX_SQLITE_INTEGER = 2**63 - 1
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
+_SQLITE_READONLY = 8
+_FILE_MODE = 0o600  # new database files: readable and writable by their owner only
+
+
+class ReadOnlyDatabaseError(SessionError, PermissionError):
+    """A write to a SQLite database opened read-only (its file or directory is not
+    writable by this process); nothing was written."""
 
 
 class SQLiteStore:
@@ -178,27 +194,43 @@ class SQLiteStore:
         if not self._schema_ready:
             operation = partial(self._with_schema, operation)
         try:
-            return self._connections.run_now(operation)
-        except _DatabaseBusy:
-            pass
-        abandoned = threading.Event()
-        job = self._waiting_executor().submit(
-            self._connections.run_waiting,
-            operation,
-            time.monotonic() + self.busy_timeout,
-            abandoned,
-        )
-        try:
-            return await asyncio.shield(asyncio.wrap_future(job))
-        except asyncio.CancelledError:
-            # Settle the outcome before the caller hears of the cancellation, so that a
-            # cancelled write never commits later behind its back: a job not started yet
-            # never runs; a running one gives up at its next retry (within _WAIT_STEP) or,
-            # if it already holds the lock, finishes its short transaction.
-            abandoned.set()
-            if not job.cancel():
-                await _settled(job)
+            try:
+                return self._connections.run_now(operation)
+            except _DatabaseBusy:
+                pass
+            abandoned = threading.Event()
+            job = self._waiting_executor().submit(
+                self._connections.run_waiting,
+                operation,
+                time.monotonic() + self.busy_timeout,
+                abandoned,
+            )
+            try:
+                return await asyncio.shield(asyncio.wrap_future(job))
+            except asyncio.CancelledError:
+                # Settle the outcome before the caller hears of the cancellation, so that a
+                # cancelled write never commits later behind its back: a job not started
+                # yet never runs; a running one gives up at its next retry (within
+                # _WAIT_STEP) or, if it already holds the lock, finishes its short
+                # transaction.
+                abandoned.set()
+                if not job.cancel():
+                    await _settled(job)
+                raise
+        except sqlite3.OperationalError as exc:
+            if _error_code(exc) == _SQLITE_READONLY or "readonly database" in str(exc):
+                raise self._read_only_error() from exc
             raise
+
+    def _read_only_error(self) -> ReadOnlyDatabaseError:
+        why = (
+            "opened read-only: the file or its directory is not writable by this process"
+            if self._connections.read_only
+            else "SQLite refused to write it"
+        )
+        return ReadOnlyDatabaseError(
+            f"SQLite database {self.db_path} is read-only ({why}); nothing was written"
+        )
 
     def _check_open(self) -> None:
         if self._closed:
@@ -229,6 +261,14 @@ class SQLiteStore:
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
         # The version check comes first: a refused database must not even change journal mode.
         version = self._read_schema_version(connection)
+        if self._connections.read_only:
+            if version == SCHEMA_VERSION and self._tables_exist(connection):
+                return  # the journal mode stays as the writers left it
+            raise ReadOnlyDatabaseError(
+                f"SQLite database {self.db_path} is read-only (the file or its directory is "
+                f"not writable by this process) and holds no {self.table_prefix}* session "
+                "tables of this library's schema; nothing was written"
+            )
         if self.db_path != MEMORY:
             connection.execute("PRAGMA journal_mode = WAL")
         if version == SCHEMA_VERSION and self._tables_exist(connection):
@@ -429,6 +469,9 @@ async def _settled(job: Future[Any]) -> None:
 class _Connections:
     """How a store gets a connection: now (never waiting) or in a worker (waiting)."""
 
+    read_only = False
+    """Whether the database was opened read-only (known after the first connection)."""
+
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         raise NotImplementedError
 
@@ -498,6 +541,36 @@ class _FileConnections(_Connections):
         self._lock = threading.Lock()
         self._opened: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._closed = False
+        self._target: str | None = None  # what sqlite3.connect gets, chosen on first open
+
+    def _choose_target(self) -> str:
+        """Create a missing database file 0600; open one this process cannot write (or
+        whose directory it cannot write) read-only, through a ``file:`` URI."""
+        path = self._path
+        directory = os.path.dirname(path) or "."
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _FILE_MODE)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise sqlite3.OperationalError(
+                f"cannot create SQLite database {path}: {exc.strerror}"
+            ) from exc
+        else:
+            os.close(fd)  # an empty file is an empty database; SQLite fills it in
+            return path
+        directory_writable = os.access(directory, os.W_OK | os.X_OK)
+        if os.access(path, os.W_OK) and directory_writable:
+            return path
+        self.read_only = True
+        query = "mode=ro"
+        if not directory_writable and not (
+            os.path.exists(path + "-wal") and os.path.exists(path + "-shm")
+        ):
+            # WAL needs the -shm file even to read; none can be created here, so nobody
+            # is writing through WAL now: read the file as it is.
+            query += "&immutable=1"
+        return f"file:{urllib.parse.quote(path)}?{query}"
 
     def run_now(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         try:
@@ -539,9 +612,15 @@ class _FileConnections(_Connections):
             connection.close()
 
     def _open(self, role: str, busy_timeout: float) -> sqlite3.Connection:
+        if self._target is None:
+            self._target = self._choose_target()
         try:
             connection = sqlite3.connect(
-                self._path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                self._target,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=self.read_only,
             )
         except sqlite3.Error as exc:
             raise sqlite3.OperationalError(
@@ -589,11 +668,17 @@ def _roll_back(connection: sqlite3.Connection) -> None:
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)  # Python >= 3.11
+    code = _error_code(exc)
     if code is not None:
-        return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
+        return code in (_SQLITE_BUSY, _SQLITE_LOCKED)
     message = str(exc)
     return "database is locked" in message or "is locked" in message
+
+
+def _error_code(exc: sqlite3.Error) -> int | None:
+    """The primary SQLite result code of ``exc`` (``None`` before Python 3.11)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
 
 
 # -- shared stores per path ----------------------------------------------------------------

@@ -118,8 +118,11 @@ def test_import_appends_the_lines_of_each_session_in_order(
         '{"item":{"n":2},"session_id":"a"}',
     ]
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
-    status, _, err = _run(capsys, "import", url)
-    assert (status, err) == (0, "imported 3 items into 2 sessions\n")
+    status, _, err = _run(capsys, "import", url, "--existing", "append")
+    assert (status, err) == (
+        0,
+        "imported 3 items into 2 sessions (appended to 1 that already existed)\n",
+    )
     assert _items(url, "a") == [{"n": 0}, {"n": 1}, {"n": 2}]
     assert _items(url, "b") == [{"m": 1}]
 
@@ -129,7 +132,7 @@ def test_import_appends_the_lines_of_each_session_in_order(
     [
         ("{not json", "line 3: not JSON"),
         ('{"item":[1],"session_id":"a"}', "line 3: item 0 must be a dict"),
-        ('{"item":{},"session_id":""}', "line 3: session_id must be a non-empty string"),
+        ('{"item":{},"session_id":""}', "line 3: session_id must be a non-empty str"),
         ('{"item":{}}', 'line 3: expected {"item": {...}, "session_id": "..."}'),
     ],
 )
