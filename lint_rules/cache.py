@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lint_rules.fixes import write_atomic
+from lint_rules.results import FileResult, RunOptions
 from lint_rules.rule import Edit, Finding, Fix, Rule
 
 if TYPE_CHECKING:
     from lint_rules.config import Config
-    from lint_rules.engine import FileResult, RunOptions
 
 CACHE_DIRECTORY = ".lint_rules_cache"
 _PACKAGE_DIRECTORY = Path(__file__).parent
@@ -50,8 +50,6 @@ class ResultCache:
 
     def lookup(self, path: Path) -> FileResult | None:
         """The cached result for ``path`` if its content is unchanged."""
-        from lint_rules.engine import FileResult
-
         entry = self.entries.get(str(path))
         if entry is None:
             return None

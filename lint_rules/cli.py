@@ -19,8 +19,9 @@ from lint_rules.config import (
 )
 from lint_rules.discovery import DiscoveryError
 from lint_rules.docs import RULE_FORMATS, explain, render_rules
-from lint_rules.engine import FileResult, RunOptions, display_path, run, run_stdin
+from lint_rules.engine import display_path, run, run_stdin
 from lint_rules.report import FORMATS, Located, render, summary
+from lint_rules.results import FileResult, RunOptions
 from lint_rules.rule import ConfigError, Rule
 from lint_rules.rules import ALL_RULES
 

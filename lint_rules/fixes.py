@@ -1,14 +1,80 @@
-"""Applying fixes to text, writing files atomically, and showing diffs."""
+"""Fixes: applying them to a text to a fixed point, checking the result, writing it.
+
+``fix_text`` is what ``fix`` runs on each file; ``apply_fixes`` applies one
+pass of non-overlapping fixes; ``write_atomic`` replaces a file's content;
+``unified_diff`` shows a change.
+"""
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from lint_rules.results import FixOutcome
 from lint_rules.rule import Edit, Fix
+
+if TYPE_CHECKING:
+    from lint_rules.checker import Checker
+
+MAX_FIX_PASSES = 10
+
+
+def fix_text(
+    checker: Checker,
+    path: Path,
+    text: str,
+    unsafe_fixes: bool,
+    ignored: tuple[str, ...] = (),
+    encoding: str = "utf-8",
+) -> FixOutcome:
+    """Apply fixes to a fixed point (at most ``MAX_FIX_PASSES``), never breaking syntax.
+
+    Findings whose code starts with an ``ignored`` prefix are neither reported
+    nor fixed. If the fixed text does not parse, or cannot be written in the
+    file's ``encoding``, nothing is applied and ``refused`` says why.
+    """
+    findings, _ = checker.check(path, text, ignored)
+    current, applied = text, 0
+    for _ in range(MAX_FIX_PASSES):
+        fixes = [f.fix for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
+        if not fixes:
+            break
+        current, count = apply_fixes(current, fixes)
+        applied += count
+        findings, _ = checker.check(path, current, ignored)
+    if current != text:
+        problem = syntax_problem(current)
+        reason = None if problem is None else f"the result would not parse: {problem}"
+        if reason is None and not _encodable(current, encoding):
+            reason = f"the result cannot be encoded as {encoding}"
+        if reason is not None:
+            original, _ = checker.check(path, text, ignored)
+            return FixOutcome(text, 0, original, f"fix refused, {reason}")
+    return FixOutcome(current, applied, findings)
+
+
+def _encodable(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def syntax_problem(text: str) -> str | None:
+    """Why ``text`` does not parse as Python, or None if it does."""
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        return f"line {error.lineno}: {error.msg}"
+    except (RecursionError, MemoryError, ValueError) as error:
+        return str(error) or type(error).__name__
+    return None
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:

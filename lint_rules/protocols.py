@@ -1,11 +1,12 @@
 """``python -m lint_rules protocols``: mypy's verdict on every protocol implementation.
 
-For each class LR003 recognises as an implementation of a configured protocol,
-a probe ``def _probe(x: Impl) -> Protocol: return x`` is appended to a shadow
-copy of the class's file (mypy's ``--shadow-file``; the file itself is never
-written), and one ``mypy.api.run`` checks all of them with the project's own
-mypy settings. Each probe mypy rejects becomes an ``LR100`` finding at the
-class, with mypy's explanation (missing members, Expected/Got) as its message.
+For each class that implements a configured protocol (``lint_rules.conformance``
+finds them, as for LR003), a probe ``def _probe(x: Impl) -> Protocol: return x``
+is appended to a shadow copy of the class's file (mypy's ``--shadow-file``; the
+file itself is never written), and one ``mypy.api.run`` checks all of them with
+the project's own mypy settings. Each probe mypy rejects becomes an ``LR100``
+finding at the class, with mypy's explanation (missing members, Expected/Got) as
+its message.
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lint_rules.config import Config, load_config
+from lint_rules.conformance import (
+    ProtocolTarget,
+    configured_targets,
+    find_implementations,
+    matching_targets,
+)
 from lint_rules.discovery import discover
 from lint_rules.engine import decode_source, display_path
 from lint_rules.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
-from lint_rules.rules.protocol_conformance import (
-    ProtocolConformanceRule,
-    ProtocolTarget,
-    find_implementations,
-    parse_protocols,
-)
 from lint_rules.static import file_source
 
 CODE = "LR100"
@@ -77,8 +78,7 @@ def main(output_format: str, rules: Sequence[type[Rule]]) -> int:
 
 def check_protocols(config: Config) -> list[Located]:
     """LR100 findings for every implementation mypy does not accept as its protocol."""
-    table = config.rule_options.get(ProtocolConformanceRule.OPTIONS[0], {})
-    targets = parse_protocols(table)
+    targets = configured_targets(config.rule_options)
     if not targets:
         return []
     files = discover([config.root], config.root, config.exclude)
@@ -101,7 +101,7 @@ def _plan_file(
 ) -> tuple[bytes, list[Probe]] | None:
     """The shadow copy of one file with its probes appended (in the file's encoding, which
     its coding cookie tells mypy), or None if it has none."""
-    matching = [target for target in targets if target.matches(path, root)]
+    matching = matching_targets(targets, path, root)
     if not matching:
         return None
     try:

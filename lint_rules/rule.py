@@ -113,10 +113,14 @@ re-checks every file. Default: none.
 Reporting
 ---------
 ``self.file`` is the ``FileContext`` of the file being checked: ``path``,
-``text`` (decoded, BOM dropped, line endings kept), ``lines``, ``line_starts``,
-``ast_tree``, ``cst_module``, ``cst_wrapper``, ``offset(line, byte_column)``
-(an ``ast`` position, whose columns are UTF-8 bytes, to a character offset in
-``text``), ``node_range(node)`` and ``position(offset)``.
+``root`` (the project root, ``None`` outside a project), ``text`` (decoded,
+BOM dropped, line endings kept), ``lines``, ``line_starts``, ``ast_tree``,
+``cst_module``, ``cst_wrapper``, ``offset(line, byte_column)`` (an ``ast``
+position, whose columns are UTF-8 bytes, to a character offset in ``text``),
+``node_range(node)``, ``position(offset)``, ``string_body(constant)`` (the
+range between the quotes of a plainly spelt string literal, for fixes that
+rewrite its value) and ``definition_name(node)`` (the range of the name of a
+``def`` or ``class``).
 
 ``self.report(where, message, fix=None)`` records a finding. ``where`` is an
 ``ast`` node with a position or a ``(start, end)`` pair of character offsets.
@@ -294,12 +298,21 @@ class Rule:
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
-class FileContext:
-    """One file under check: its text and lazily built, cached views of it."""
+_STRING = re.compile(r"([A-Za-z]{0,2})('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
-    def __init__(self, path: Path, text: str) -> None:
+
+class FileContext:
+    """One file under check: its text and lazily built, cached views of it.
+
+    ``root`` is the project root (where the configuration lives), or ``None``
+    when the file is checked outside a project (e.g. a rule's examples).
+    """
+
+    def __init__(self, path: Path, text: str, root: Path | None = None) -> None:
         self.path = path
         self.text = text
+        self.root = root
         self.parsed = False
 
     @cached_property
@@ -346,6 +359,33 @@ class FileContext:
         """1-based line and character column of a character offset."""
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
+
+    def string_body(self, node: ast.Constant) -> tuple[int, int] | None:
+        """Where a string literal's value is spelt between its quotes, or ``None``.
+
+        ``None`` unless the literal's source is one plain string (``'x'``,
+        ``r"x"``, a triple-quoted string...) whose text between the quotes is
+        exactly its value: not a part of an f-string, not bytes, not spelt with
+        escapes or implicit concatenation. Rewriting that range rewrites the
+        value and nothing else.
+        """
+        if not isinstance(node.value, str):
+            return None
+        start, end = self.node_range(node)
+        literal = _STRING.fullmatch(self.text, start, end)
+        if literal is None or "f" in literal.group(1).lower() or literal.group(3) != node.value:
+            return None
+        return literal.start(3), literal.end(3)
+
+    def definition_name(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    ) -> tuple[int, int] | None:
+        """The character range of the name after ``def``/``class``, or ``None`` if not found."""
+        keyword = _DEFINITION.match(self.text, self.offset(node.lineno, node.col_offset))
+        if keyword is None:
+            return None
+        start = keyword.end()
+        return start, start + len(node.name)
 
     def node_range(self, node: ast.AST) -> tuple[int, int]:
         """Start and end character offsets of an ``ast`` node with a position."""

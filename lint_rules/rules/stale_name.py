@@ -9,10 +9,8 @@ import re
 from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
-_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 _FROM = re.compile(r"from\s*(?:\.\s*)*")
 _AS = re.compile(r"\s*as\s+")
-_STRING = re.compile(r"([A-Za-z]{0,2})('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 
 
 class StaleNameRule(Rule):
@@ -266,14 +264,10 @@ class StaleNameRule(Rule):
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str) or node.value not in self.renames:
             return
-        start, end = self.file.node_range(node)
-        literal = _STRING.fullmatch(self.file.text, start, end)
-        if literal is None or "f" in literal.group(1).lower():
-            return  # part of an f-string
-        old, new = node.value, self.renames[node.value]
-        if literal.group(3) == old:  # not spelled with escapes or concatenation
-            fix = self.replace((literal.start(3), literal.end(3)), new)
-            self.report(node, self.MESSAGE.format(old=old, new=new), fix)
+        body = self.file.string_body(node)
+        if body is not None:  # not an f-string part, nor spelt with escapes or concatenation
+            old, new = node.value, self.renames[node.value]
+            self.report(node, self.MESSAGE.format(old=old, new=new), self.replace(body, new))
 
     def _check(self, name: str, start: int, end: int) -> None:
         new = self.renames.get(name)
@@ -293,10 +287,9 @@ class StaleNameRule(Rule):
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     ) -> None:
         if node.name in self.renames:
-            start, _ = self.file.node_range(node)
-            keyword_match = _DEFINITION.match(self.file.text, start)
-            if keyword_match is not None:
-                self._check(node.name, keyword_match.end(), keyword_match.end() + len(node.name))
+            name = self.file.definition_name(node)
+            if name is not None:
+                self._check(node.name, *name)
 
     def _check_dotted(self, dotted: str, node: ast.alias | ast.ImportFrom) -> None:
         parts = dotted.split(".")

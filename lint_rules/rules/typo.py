@@ -6,43 +6,21 @@ import ast
 import bisect
 import hashlib
 import io
-import json
-import keyword
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import tokenize
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
-import libcst
-from libcst.metadata import (
-    Assignment,
-    BuiltinScope,
-    ClassScope,
-    CodeRange,
-    FunctionScope,
-    GlobalScope,
-    ParentNodeProvider,
-    PositionProvider,
-    Scope,
-    ScopeProvider,
-)
-
-from lint_rules.rule import (
-    ConfigError,
-    Edit,
-    FileContext,
-    Fix,
-    Invalid,
-    Rule,
-    RuleOptions,
-    Valid,
+from lint_rules.renamer import ScopeRenamer, is_private
+from lint_rules.rule import Edit, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.typos_runner import (
+    TYPOS_CONFIG_NAMES,
+    Misspelling,
+    find_typos,
+    run_typos_on_files,
+    run_typos_on_text,
 )
 
 # The examples' misspellings (the seed's list) are built from parts so that this
@@ -247,127 +225,6 @@ class TypoRule(Rule):
         self.report((placed.start, placed.end), message, placed.fix)
 
 
-TYPOS_CONFIG_NAMES = ("typos.toml", "_typos.toml", ".typos.toml")
-"""typos' own configuration files, besides ``[tool.typos]`` in pyproject.toml."""
-
-
-@dataclass(frozen=True)
-class Misspelling:
-    """One typos finding: 1-based line, UTF-8 byte offset in that line, the word."""
-
-    line: int
-    byte_offset: int
-    typo: str
-    corrections: tuple[str, ...]
-
-
-def find_typos() -> Path | None:
-    """The typos executable beside the running Python (its venv), else on PATH."""
-    name = "typos.exe" if os.name == "nt" else "typos"
-    beside = Path(sys.executable).parent / name
-    if beside.is_file():
-        return beside
-    found = shutil.which("typos")
-    return Path(found) if found is not None else None
-
-
-def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
-    """typos' findings for ``paths``, one typos run per typos configuration directory.
-
-    typos runs in the directory of the configuration that governs the files with
-    paths relative to it, so that its excludes apply (``--force-exclude``); files
-    no configuration governs are checked together, from their common directory.
-    """
-    roots: dict[Path, Path | None] = {}  # directory -> its typos root, looked up once
-    groups: dict[Path | None, list[Path]] = {}
-    for path in paths:
-        if path.parent not in roots:
-            roots[path.parent] = _typos_root(path.parent)
-        groups.setdefault(roots[path.parent], []).append(path)
-    found: dict[Path, list[Misspelling]] = {}
-    for root, group in groups.items():
-        if root is None:
-            root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
-        by_name = {_relative_to(path, root): path for path in group}
-        listing = "".join(name + "\n" for name in by_name)
-        for name, misspelling in _run_typos(["--file-list", "-"], root, listing):
-            if name in by_name:
-                found.setdefault(by_name[name], []).append(misspelling)
-    return found
-
-
-def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
-    """typos' findings for ``text`` as if it were the file ``path``, with its configuration."""
-    directory = Path(os.path.abspath(path)).parent
-    root = _typos_root(directory)
-    config = _typos_config(root) if root is not None else None
-    with tempfile.TemporaryDirectory(prefix="lint_rules-typos-") as scratch:
-        copy = Path(scratch) / (path.name if path.suffix in (".py", ".pyi") else "stdin.py")
-        copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
-        arguments = [copy.name] if config is None else ["--config", str(config), copy.name]
-        return [found for _, found in _run_typos(arguments, Path(scratch), "")]
-
-
-def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[str, Misspelling]]:
-    executable = find_typos()
-    if executable is None:
-        raise ConfigError(
-            "LR004 needs the `typos` executable (PyPI package `typos`): not found beside"
-            f" {sys.executable} nor on PATH; install it or deselect LR004"
-        )
-    command = [str(executable), "--format", "json", "--force-exclude", "--no-check-filenames"]
-    try:
-        completed = subprocess.run(
-            [*command, *arguments], cwd=cwd, input=stdin.encode(), capture_output=True, check=False
-        )
-    except OSError as error:
-        raise ConfigError(f"LR004 cannot run typos ({executable}): {error}") from error
-    if completed.returncode not in (0, 2):  # 2: misspellings found
-        problem = completed.stderr.decode(errors="replace").strip() or "no message"
-        raise ConfigError(f"typos failed in {cwd} (exit {completed.returncode}): {problem}")
-    for raw in completed.stdout.decode(errors="replace").splitlines():
-        try:
-            entry = json.loads(raw)
-        except ValueError as error:
-            raise ConfigError(f"typos printed something that is not JSON: {raw!r}") from error
-        if entry.get("type") == "typo" and "line_num" in entry:  # not a file name
-            corrections = tuple(str(word) for word in entry.get("corrections") or ())
-            yield (
-                str(entry["path"]),
-                Misspelling(
-                    int(entry["line_num"]), int(entry["byte_offset"]), entry["typo"], corrections
-                ),
-            )
-
-
-def _typos_root(directory: Path) -> Path | None:
-    """The nearest directory at or above ``directory`` holding a typos configuration."""
-    start = Path(os.path.abspath(directory))
-    for candidate in (start, *start.parents):
-        if _typos_config(candidate) is not None:
-            return candidate
-    return None
-
-
-def _typos_config(directory: Path) -> Path | None:
-    for name in TYPOS_CONFIG_NAMES:
-        if (directory / name).is_file():
-            return directory / name
-    pyproject = directory / "pyproject.toml"
-    try:
-        if "[tool.typos" in pyproject.read_text(encoding="utf-8", errors="replace"):
-            return pyproject
-    except OSError:
-        pass
-    return None
-
-
-def _relative_to(path: Path, root: Path) -> str:
-    absolute = os.path.abspath(path)
-    relative = os.path.relpath(absolute, root)
-    return absolute if relative.startswith("..") else Path(relative).as_posix()
-
-
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
 
@@ -398,7 +255,7 @@ class _Placer:
         self.file = file
         self.text = text = file.text
         self._range = file.node_range
-        self._names: _Names | None = None
+        self._names: ScopeRenamer | None = None
         self._definitions: dict[int, str] | None = None
         self._imports: list[tuple[int, int]] = []
         self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
@@ -454,11 +311,32 @@ class _Placer:
             return Placed(
                 start, end, typo, corrections, f"identifier `{old}`", _ambiguous(misspelling)
             )
-        kind = None if _is_private(old) else self._public_site(first)
+        kind = None if is_private(old) else self._public_site(first)
         if kind is None:
-            return self._names_placer().identifier(first, last, start, end, misspelling)
+            return self._scoped_identifier(first, last, start, end, misspelling)
         new = old[: start - first] + corrections[0] + old[end - first :]
         return Placed(start, end, typo, corrections, f"{kind} `{old}`", _public_note(old, new))
+
+    def _scoped_identifier(
+        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
+    ) -> Placed:
+        """Place a misspelling (one correction) by what the name at ``first:last`` binds."""
+        old = self.text[first:last]
+        typo, corrections = misspelling.typo, misspelling.corrections
+        renamer = self._renamer()
+        node = renamer.name_at(first)
+        if node is None:  # e.g. a name the parser and the tokenizer see differently
+            note = "; not fixed: it could not be located in the syntax tree"
+            return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
+        new = old[: start - first] + corrections[0] + old[end - first :]
+        binding = renamer.binding(node)
+        place = f"{binding.kind} `{old}`"
+        if not binding.private:
+            return Placed(start, end, typo, corrections, place, _public_note(old, new))
+        edits, refusal = renamer.rename(node, binding, old, new)
+        if refusal:
+            return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
+        return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
 
     def _public_site(self, offset: int) -> str | None:
         """The kind of a public definition or attribute at ``offset``, if it is one."""
@@ -505,10 +383,10 @@ class _Placer:
             index -= 1
         return None
 
-    def _names_placer(self) -> _Names:
+    def _renamer(self) -> ScopeRenamer:
         if self._names is None:
             values = [value for _, _, value in self.strings]
-            self._names = _Names(self.text, self.file.cst_wrapper, values)
+            self._names = ScopeRenamer(self.text, self.file.cst_wrapper, values)
         return self._names
 
     def _offset(self, misspelling: Misspelling) -> int:
@@ -599,7 +477,7 @@ def _public_definitions(
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 imports.append(node_range(child))
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if not _is_private(child.name):
+                if not is_private(child.name):
                     kind = "class" if isinstance(child, ast.ClassDef) else "function"
                     kind = "method" if in_class and kind == "function" else kind
                     keyword_match = _DEFINITION.match(text, node_range(child)[0])
@@ -611,7 +489,7 @@ def _public_definitions(
             if isinstance(child, ast.expr):
                 member = "public class member" if in_class else "public module member"
                 for name in _assigned_names(child):
-                    if not _is_private(name.id):
+                    if not is_private(name.id):
                         definitions[node_range(name)[0]] = member
             else:
                 stack.append((child, in_class))
@@ -638,204 +516,3 @@ def _public_note(old: str, new: str) -> str:
 
 def _renames_line(old: str, new: str) -> str:
     return f'add `{old} = "{new}"` to [tool.lint_rules.renames]'
-
-
-def _imported_without_alias(node: libcst.CSTNode, name: str) -> bool:
-    """Whether ``node`` imports ``name`` under the other module's own spelling."""
-    if not isinstance(node, (libcst.Import, libcst.ImportFrom)) or isinstance(
-        node.names, libcst.ImportStar
-    ):
-        return False
-    return any(
-        alias.asname is None and alias.evaluated_name.split(".")[0] == name for alias in node.names
-    )
-
-
-def _is_private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-@dataclass(frozen=True)
-class _Binding:
-    """What an identifier names: its kind, whether it is private, where it is bound."""
-
-    kind: str
-    private: bool
-    scope: Scope | None = None
-    class_node: libcst.ClassDef | None = None
-
-
-class _Names:
-    """Identifier placement and private renames, with libcst scope analysis."""
-
-    def __init__(
-        self, text: str, wrapper: libcst.MetadataWrapper, string_values: list[str]
-    ) -> None:
-        self.text = text
-        self.string_values = string_values
-        """The value of every string literal (f-strings: their literal parts)."""
-        # One call, so that libcst batches the providers that can share a traversal.
-        resolved = wrapper.resolve_many([ScopeProvider, ParentNodeProvider, PositionProvider])
-        self.scopes = cast("Mapping[libcst.CSTNode, Scope | None]", resolved[ScopeProvider])
-        self.parents = cast("Mapping[libcst.CSTNode, libcst.CSTNode]", resolved[ParentNodeProvider])
-        positions = cast("Mapping[libcst.CSTNode, CodeRange]", resolved[PositionProvider])
-        line_starts = [0, *(match.end() for match in re.finditer(r"\r\n?|\n", text))]
-        self.names: dict[int, libcst.Name] = {}
-        for node, where in positions.items():
-            if isinstance(node, libcst.Name):
-                self.names[line_starts[where.start.line - 1] + where.start.column] = node
-        self.offsets = {id(node): offset for offset, node in self.names.items()}
-
-    def identifier(
-        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
-    ) -> Placed:
-        """Place a misspelling (with exactly one correction) in the name at ``first:last``."""
-        old = self.text[first:last]
-        typo, corrections = misspelling.typo, misspelling.corrections
-        node = self.names.get(first)
-        if node is None:  # e.g. a name the parser and the tokenizer see differently
-            note = "; not fixed: it could not be located in the syntax tree"
-            return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
-        new = old[: start - first] + corrections[0] + old[end - first :]
-        binding = self._binding(node)
-        place = f"{binding.kind} `{old}`"
-        if not binding.private:
-            return Placed(start, end, typo, corrections, place, _public_note(old, new))
-        edits, refusal = self._rename(node, binding, old, new)
-        if refusal:
-            return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
-        return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
-
-    def _binding(self, node: libcst.Name) -> _Binding:
-        parent = self.parents[node]
-        name = node.value
-        if isinstance(parent, libcst.Attribute) and parent.attr is node:
-            owner = self._enclosing_class(node)
-            if _is_private(name) and owner is not None:
-                return _Binding("private class member", True, class_node=owner)
-            return _Binding("attribute", False)
-        if isinstance(parent, libcst.Arg) and parent.keyword is node:
-            return _Binding("keyword argument", False)
-        if not isinstance(parent, libcst.AsName) and self._in_import(node):
-            return _Binding("imported name", False)
-        scope = self._scope_of(node)
-        if scope is None:
-            return _Binding("name", False)
-        assignments = list(scope[name])
-        scopes = {id(assignment.scope): assignment.scope for assignment in assignments}
-        if len(scopes) != 1:
-            return _Binding("name", False)  # undefined, or bound in several places
-        bound = next(iter(scopes.values()))
-        if isinstance(bound, BuiltinScope):
-            return _Binding("builtin", False)
-        nodes = [a.node for a in assignments if isinstance(a, Assignment)]
-        if any(_imported_without_alias(node, name) for node in nodes):
-            return _Binding("imported name", False)
-        if isinstance(bound, GlobalScope):
-            if _is_private(name):
-                return _Binding("private module member", True, bound)
-            return _Binding(self._public_kind(nodes, "public module member"), False)
-        if isinstance(bound, ClassScope) and isinstance(bound.node, libcst.ClassDef):
-            if _is_private(name):
-                return _Binding("private class member", True, bound, bound.node)
-            return _Binding(self._public_kind(nodes, "public class member"), False)
-        parameters = [node for node in nodes if isinstance(node, libcst.Param)]
-        if not parameters:
-            return _Binding("local", True, bound)
-        function = bound.node if isinstance(bound, FunctionScope) else None
-        if self._parameter_is_private(parameters, function):
-            return _Binding("parameter", True, bound)
-        return _Binding("public parameter", False)
-
-    def _public_kind(self, nodes: Sequence[libcst.CSTNode], default: str) -> str:
-        for node in nodes:
-            if isinstance(node, libcst.FunctionDef):
-                return "public function" if default.endswith("module member") else "public method"
-            if isinstance(node, libcst.ClassDef):
-                return "public class"
-        return default
-
-    def _parameter_is_private(
-        self, parameters: list[libcst.Param], function: libcst.CSTNode | None
-    ) -> bool:
-        if not isinstance(function, libcst.FunctionDef):
-            return False  # a lambda's parameters can be passed by keyword
-        arguments = function.params
-        if all(
-            param in arguments.posonly_params
-            or param is arguments.star_arg
-            or param is arguments.star_kwarg
-            for param in parameters
-        ):
-            return True  # never passed by keyword
-        if _is_private(function.name.value):
-            return True
-        return isinstance(self.scopes.get(function), FunctionScope)  # a nested function
-
-    def _rename(
-        self, node: libcst.Name, binding: _Binding, old: str, new: str
-    ) -> tuple[list[Edit], str]:
-        if not new.isidentifier() or keyword.iskeyword(new):
-            return [], f"`{new}` is not an identifier"
-        if any(candidate.value == new for candidate in self.names.values()):
-            return [], f"`{new}` already exists in this file"
-        word = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)")
-        if any(word.search(value) for value in self.string_values):
-            return [], f"`{old}` also appears in a string (e.g. an annotation or `__all__`)"
-        targets: list[libcst.Name] = []
-        for candidate in self.names.values():
-            if candidate.value != old:
-                continue
-            parent = self.parents[candidate]
-            if isinstance(parent, libcst.Attribute) and parent.attr is candidate:
-                if binding.class_node is None:
-                    continue
-                if self._enclosing_class(candidate) is not binding.class_node:
-                    return [], f"`.{old}` is also used outside its class"
-                targets.append(candidate)
-                continue
-            if isinstance(parent, libcst.Arg) and parent.keyword is candidate:
-                return [], f"`{old}` is also passed as a keyword argument"
-            if not isinstance(parent, libcst.AsName) and self._in_import(candidate):
-                continue  # another module's name
-            candidate_binding = self._binding(candidate)
-            if binding.scope is not None:
-                same = candidate_binding.scope is binding.scope
-            else:  # a class member known from its attribute uses only
-                same = candidate_binding.class_node is binding.class_node
-            if same:
-                targets.append(candidate)
-        edits = []
-        for target in targets:
-            offset = self.offsets[id(target)]
-            if self.text[offset : offset + len(old)] != old:
-                return [], "the name could not be located exactly"
-            edits.append(Edit(offset, offset + len(old), new))
-        return sorted(edits, key=lambda edit: edit.start), ""
-
-    def _scope_of(self, node: libcst.CSTNode) -> Scope | None:
-        current: libcst.CSTNode | None = node
-        while current is not None:
-            scope = self.scopes.get(current)
-            if scope is not None:
-                return scope
-            current = self.parents.get(current)
-        return None
-
-    def _in_import(self, node: libcst.CSTNode) -> bool:
-        current = self.parents.get(node)
-        while current is not None:
-            if isinstance(current, (libcst.Import, libcst.ImportFrom)):
-                return True
-            if isinstance(current, (libcst.BaseSmallStatement, libcst.BaseStatement)):
-                return False
-            current = self.parents.get(current)
-        return False
-
-    def _enclosing_class(self, node: libcst.CSTNode) -> libcst.ClassDef | None:
-        current = self.parents.get(node)
-        while current is not None:
-            if isinstance(current, libcst.ClassDef):
-                return current
-            current = self.parents.get(current)
-        return None

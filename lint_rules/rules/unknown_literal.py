@@ -11,7 +11,6 @@ from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
 from lint_rules.static import literal_values, recording
 
 _EVENTS = {"literals": {"RunItemStreamEvent.name": "agents.stream_events:RunItemStreamEvent.name"}}
-_STRING = re.compile(r"([A-Za-z]{0,2})('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 CLOSE_ENOUGH = 0.6
 """The least similarity (difflib ratio) for a "did you mean" suggestion."""
 CLEAR_LEAD = 0.1
@@ -280,15 +279,10 @@ class UnknownLiteralRule(Rule):
         message = self.MESSAGE.format(value=value, field=field_names, hint=hint)
         fix: Fix | None = None
         if suggestion is not None and clear:
-            start, end = self.file.node_range(node)
-            literal = _STRING.fullmatch(self.file.text, start, end)
+            body = self.file.string_body(node)
             # Only a plainly spelt string: no f-string, escapes or implicit concatenation.
-            if (
-                literal is not None
-                and "f" not in literal.group(1).lower()
-                and literal.group(3) == value
-            ):
-                fix = self.replace((literal.start(3), literal.end(3)), suggestion, safe=False)
+            if body is not None:
+                fix = self.replace(body, suggestion, safe=False)
         self.report(node, message, fix)
 
 

@@ -9,8 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._servers import SessionBackendError
-from .agent import Agent
-from .models import Model, OfflineModel, OpenAIChatCompletionsModel
+from .agent import Agent, RunContextWrapper
+from .events import AgentUpdatedStreamEvent, RunItemStreamEvent, StreamEvent, TextDeltaEvent
+from .models import (
+    DEFAULT_MODEL_NAME,
+    Model,
+    ModelBehaviorError,
+    ModelNotConfiguredError,
+    OfflineModel,
+    OpenAIChatCompletionsModel,
+)
 from .protocol import (
     InvalidItemError,
     Item,
@@ -22,23 +30,39 @@ from .protocol import (
     SessionsPage,
     SessionStore,
 )
-from .runner import RunConfig, Runner, RunResult, RunResultStreaming
+from .runner import (
+    MaxTurnsExceeded,
+    RunCancelledError,
+    RunConfig,
+    Runner,
+    RunResult,
+    RunResultStreaming,
+)
 from .sqlite import SQLiteSession, SQLiteStore
-from .tools import FunctionTool, function_tool
+from .tools import FunctionTool, ToolArgumentsError, function_tool
+from .urls import open_session, open_store
 
 __all__ = [
+    "DEFAULT_MODEL_NAME",
     "Agent",
+    "AgentUpdatedStreamEvent",
     "FunctionTool",
     "InvalidItemError",
     "Item",
+    "MaxTurnsExceeded",
     "Model",
+    "ModelBehaviorError",
+    "ModelNotConfiguredError",
     "OfflineModel",
     "OpenAIChatCompletionsModel",
     "PostgresSession",
     "PostgresStore",
     "RedisSession",
     "RedisStore",
+    "RunCancelledError",
     "RunConfig",
+    "RunContextWrapper",
+    "RunItemStreamEvent",
     "RunResult",
     "RunResultStreaming",
     "Runner",
@@ -52,7 +76,12 @@ __all__ = [
     "SessionSettings",
     "SessionStore",
     "SessionsPage",
+    "StreamEvent",
+    "TextDeltaEvent",
+    "ToolArgumentsError",
     "function_tool",
+    "open_session",
+    "open_store",
 ]
 
 __version__ = "0.1.0"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import shlex
 import sys
@@ -22,6 +21,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
 from ._json import encode_items
+from .migrate import configure_parser as configure_migrate_parser
 from .protocol import Item, SessionError, SessionStore
 from .urls import open_store
 
@@ -39,9 +39,14 @@ class CommandError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the process exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["chat"]:
-        return _run_chat(args[1:])
-    parsed = _parser().parse_args(args)
+    parser = _parser()
+    parsed, rest = parser.parse_known_args(args)
+    if parsed.command == "chat":
+        from .chat import main as chat_main
+
+        return chat_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = parsed.run
         return asyncio.run(run(parsed))
@@ -87,7 +92,12 @@ def _parser() -> argparse.ArgumentParser:
 
     command("stats", "count sessions and items (reads every session)", _stats)
 
-    commands.add_parser("chat", help="chat with an agent (see: agent-sessions chat --help)")
+    migrate_help = "copy the conversations the OpenAI Agents SDK stored into TARGET_URL"
+    migrate_sdk = commands.add_parser("migrate-sdk", help=migrate_help, description=migrate_help)
+    configure_migrate_parser(migrate_sdk)
+
+    # chat parses its own arguments (agent-sessions chat --help shows them)
+    commands.add_parser("chat", help="chat with an agent", add_help=False)
     return parser
 
 
@@ -164,22 +174,6 @@ async def _stats(args: argparse.Namespace) -> int:
     if largest is not None:
         print(f"largest: {largest[1]} ({largest[0]} items)")
     return 0
-
-
-def _run_chat(argv: list[str]) -> int:
-    try:
-        chat = importlib.import_module("agent_sessions.chat")
-    except ModuleNotFoundError as exc:
-        if exc.name != "agent_sessions.chat":
-            raise
-        print(
-            "agent-sessions chat: error: the chat command is not available in this "
-            "installation (module agent_sessions.chat is missing)",
-            file=sys.stderr,
-        )
-        return 1
-    status = chat.main(argv)
-    return status if isinstance(status, int) else 0
 
 
 @asynccontextmanager

@@ -13,6 +13,7 @@ describes; converting to and from a provider's wire format is the model's job.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
@@ -33,8 +34,10 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = [
+    "DEFAULT_MODEL_NAME",
     "Model",
     "ModelBehaviorError",
+    "ModelNotConfiguredError",
     "ModelRequest",
     "ModelResponse",
     "ModelStreamEvent",
@@ -43,11 +46,20 @@ __all__ = [
     "ScriptedResponse",
     "TextDelta",
     "ToolSpec",
+    "resolve_model",
 ]
+
+DEFAULT_MODEL_NAME = "gpt-4o-mini"
+"""The model an agent without one runs on when ``OPENAI_API_KEY`` is set (the
+``OPENAI_DEFAULT_MODEL`` environment variable overrides it, as in the Agents SDK)."""
 
 
 class ModelBehaviorError(RuntimeError):
     """A model returned something that cannot be used (no response, an unknown item)."""
+
+
+class ModelNotConfiguredError(RuntimeError):
+    """An agent has no model and none can be chosen: no ``OPENAI_API_KEY`` is set."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,30 @@ class Model(Protocol):
         """The response to ``request`` as it is produced; the last event is the
         :class:`ModelResponse`."""
         ...
+
+
+def resolve_model(model: Model | str | None, *, agent_name: str = "agent") -> Model:
+    """The model to run: ``model`` itself, an :class:`OpenAIChatCompletionsModel` of that
+    name for a str, and for ``None`` the default one: :data:`DEFAULT_MODEL_NAME` (or
+    ``OPENAI_DEFAULT_MODEL``) on ``OPENAI_BASE_URL`` when ``OPENAI_API_KEY`` is set,
+    else :class:`ModelNotConfiguredError`.
+
+    The runner calls it when a run starts, for every agent the run may reach, before it
+    saves anything: a run that has no model fails without touching the session.
+    """
+    if model is None:
+        if not os.environ.get("OPENAI_API_KEY"):
+            raise ModelNotConfiguredError(
+                f"agent {agent_name!r} has no model and OPENAI_API_KEY is not set: pass "
+                "Agent(model=...) (a Model such as OfflineModel(), or the name of an "
+                f"OpenAI-compatible model), or set OPENAI_API_KEY to run {DEFAULT_MODEL_NAME!r} "
+                "(OPENAI_DEFAULT_MODEL and OPENAI_BASE_URL are honoured)"
+            )
+        name = os.environ.get("OPENAI_DEFAULT_MODEL") or DEFAULT_MODEL_NAME
+        return OpenAIChatCompletionsModel(name)
+    if isinstance(model, str):
+        return OpenAIChatCompletionsModel(model)
+    return model
 
 
 ScriptedResponse: TypeAlias = str | list[Item] | BaseException

@@ -6,7 +6,7 @@ Every operation is a single statement on an autocommit connection from a
 ``psycopg_pool`` pool: one round trip, atomic, and never a connection left inside a
 transaction (a cancelled call leaves either nothing or its whole statement committed).
 
-Deviation from the plan's ``JSONB``, on purpose: ``jsonb`` reorders object keys, turns
+Items are kept as ``json``, not ``jsonb``, on purpose: ``jsonb`` reorders object keys, turns
 ``1e16`` into the integer ``10000000000000000`` and refuses ``\\u0000`` in strings, so
 items would not come back equal to what was stored. ``json`` keeps the exact text, is
 still validated by the server, and still supports the JSON operators (cast to ``jsonb``

@@ -2,8 +2,9 @@
 
 `Session` is shape-compatible with the OpenAI Agents SDK's `agents.memory.Session`:
 an object of ours passes ``isinstance(obj, agents.memory.Session)`` and works with
-the SDK's ``Runner``. The semantics every backend keeps are specified in
-``SESSIONS.md`` and tested by :mod:`agent_sessions.testing`.
+the SDK's ``Runner``. The semantics every backend keeps are tested by
+:mod:`agent_sessions.testing` (the conformance kit) and described in the docs' Sessions
+page.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ With ``session=...`` an application no longer threads history between runs::
     await Runner.run(agent, "How about tomorrow?", session=session)  # remembers
 
 It knows sessions only through the :class:`~agent_sessions.protocol.Session` protocol
-and keeps the Agents SDK's session semantics (see SESSIONS.md):
+(any object with ``session_id`` and the four async methods; ``session_settings`` is
+optional) and keeps the Agents SDK's session semantics:
 
 - the history is read once per run, honouring the resolved ``limit``
   (``RunConfig.session_settings`` laid over the session's own settings);
@@ -20,7 +21,9 @@ and keeps the Agents SDK's session semantics (see SESSIONS.md):
 - retrying a run whose model call failed before any answer (the same input, which the
   failed run already saved) neither saves nor sends that input twice;
 - a tool call or output whose partner was cut off by the limit is not sent to the model;
-- a failing ``add_items`` or model call propagates out of ``run`` and out of a stream.
+- a failing ``add_items`` or model call propagates out of ``run`` and out of a stream;
+- the models of every agent the run may reach are resolved before anything is saved, so
+  an agent without a usable model fails without touching the session.
 """
 
 from __future__ import annotations
@@ -30,11 +33,11 @@ import copy
 import inspect
 import json
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
-from .agent import Agent
+from .agent import Agent, RunContextWrapper
 from .events import (
     AgentUpdatedStreamEvent,
     RunItemEventName,
@@ -50,18 +53,28 @@ from .items import (
     message_role,
     message_text,
 )
-from .models import ModelBehaviorError, ModelRequest, ModelResponse, TextDelta
-from .protocol import Item, Session, SessionSettings
+from .models import (
+    Model,
+    ModelBehaviorError,
+    ModelNotConfiguredError,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+)
+from .protocol import Item, SessionSettings, coerce_session_settings
 from .tools import ToolArgumentsError
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
+    "ModelNotConfiguredError",
+    "RunCancelledError",
     "RunConfig",
     "RunResult",
     "RunResultStreaming",
     "Runner",
+    "RunnerSession",
     "SessionInputCallback",
 ]
 
@@ -73,8 +86,28 @@ SessionInputCallback: TypeAlias = Callable[
 """``callback(history, new_input) -> model_input``, sync or async. It receives copies."""
 
 
+class RunnerSession(Protocol):
+    """What the runner needs of a session: the :class:`~agent_sessions.protocol.Session`
+    protocol, where ``session_settings`` is optional (as in the Agents SDK): a class with
+    ``session_id`` and the four async methods is enough."""
+
+    session_id: str
+
+    async def get_items(self, limit: int | None = None) -> list[Item]: ...
+
+    async def add_items(self, items: list[Item]) -> None: ...
+
+    async def pop_item(self) -> Item | None: ...
+
+    async def clear_session(self) -> None: ...
+
+
 class MaxTurnsExceeded(RuntimeError):
     """The run needed more model calls than ``max_turns`` allows."""
+
+
+class RunCancelledError(RuntimeError):
+    """The results of a streamed run were read after :meth:`RunResultStreaming.cancel`."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +121,32 @@ class RunConfig:
 
     session_settings: SessionSettings | None = None
     session_input_callback: SessionInputCallback | None = None
+
+    @classmethod
+    def coerce(cls, config: RunConfig | Mapping[str, Any] | None) -> RunConfig:
+        """``config`` as a ``RunConfig``: a mapping of its fields (as the SDK accepts) is
+        converted, unknown keys are a ``TypeError`` naming them."""
+        if config is None:
+            return cls()
+        if isinstance(config, RunConfig):
+            return config
+        if isinstance(config, Mapping):
+            unknown = sorted(str(key) for key in config if key not in _RUN_CONFIG_FIELDS)
+            if unknown:
+                raise TypeError(
+                    f"unknown run_config keys: {', '.join(unknown)} (this runner knows "
+                    f"{', '.join(sorted(_RUN_CONFIG_FIELDS))})"
+                )
+            return cls(
+                session_settings=coerce_session_settings(config.get("session_settings")),
+                session_input_callback=config.get("session_input_callback"),
+            )
+        raise TypeError(
+            f"run_config must be a RunConfig, a dict or None, got {type(config).__name__}"
+        )
+
+
+_RUN_CONFIG_FIELDS = frozenset({"session_settings", "session_input_callback"})
 
 
 @dataclass(frozen=True)
@@ -109,31 +168,76 @@ class RunResult:
         return [*self.input, *self.new_items]
 
 
-class RunResultStreaming:
-    """A streamed run. The run happens while :meth:`stream_events` is iterated; once
-    the iteration ends, :attr:`final_output` and the other results are available.
+CancelMode: TypeAlias = Literal["immediate", "after_turn"]
+"""How :meth:`RunResultStreaming.cancel` stops a run."""
 
-    Errors of the run (model, tool lookup, session) are raised from the iteration;
-    breaking out of it or cancelling the iterating task stops the run between two
-    session writes, so the session never holds half a turn.
+
+class RunResultStreaming:
+    """A streamed run. It starts at once, as a task of the running event loop, whether or
+    not :meth:`stream_events` is iterated; its events wait in a queue for the iteration.
+    Once the run has finished, :attr:`final_output` and the other results are available.
+
+    Errors of the run (model, tool lookup, session) are raised from the iteration.
+    :meth:`cancel`, breaking out of the iteration, or cancelling the iterating task stop
+    the run; the session then holds the run's input (once it was saved) and every turn
+    that was saved whole, never part of a turn (``add_items`` is atomic, also when
+    cancelled).
     """
 
     def __init__(self, run: _Run) -> None:
         self._run = run
-        self._started = False
+        self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
+        self._error: BaseException | None = None
+        self._iterated = False
+        self._task = asyncio.get_running_loop().create_task(self._drive())
+        # a callback, not a finally: a task cancelled before its first step runs no code
+        self._task.add_done_callback(self._finished)
+
+    async def _drive(self) -> None:
+        async for event in self._run.events():
+            self._queue.put_nowait(event)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled():
+            self._error = task.exception()  # handed to whoever iterates the stream
+        self._queue.put_nowait(None)
 
     async def stream_events(self) -> AsyncGenerator[StreamEvent, None]:
-        """The run's events, in order. May be iterated once; ``aclose()`` stops the run."""
-        if self._started:
+        """The run's events, in order. May be iterated once; leaving the iteration early
+        (``break``, ``aclose()``, a cancelled task) stops the run."""
+        if self._iterated:
             raise RuntimeError("stream_events() can be iterated only once per run")
-        self._started = True
-        async for event in self._run.events():
-            yield event
+        self._iterated = True
+        try:
+            while (event := await self._queue.get()) is not None:
+                yield event
+            if self._error is not None:
+                raise self._error
+        finally:
+            if not self._task.done():
+                self._task.cancel()
+                await asyncio.gather(self._task, return_exceptions=True)
+
+    def cancel(self, mode: CancelMode = "immediate") -> None:
+        """Stop the run, as the Agents SDK's ``cancel`` does.
+
+        ``"immediate"`` cancels the run's task where it is: the turn in progress is not
+        saved (a write already under way completes whole or not at all).
+        ``"after_turn"`` lets the current turn finish and be saved, then stops before the
+        next model call. Either way :meth:`stream_events` then ends without an error, and
+        the results raise :class:`RunCancelledError` (unless the run had already finished).
+        """
+        if mode == "immediate":
+            self._task.cancel()
+        elif mode == "after_turn":
+            self._run.stop_after_turn = True
+        else:
+            raise ValueError(f"cancel mode must be 'immediate' or 'after_turn', got {mode!r}")
 
     @property
     def is_complete(self) -> bool:
-        """Whether the run has finished."""
-        return self._run.result is not None
+        """Whether the run has stopped: finished, failed or cancelled."""
+        return self._task.done()
 
     @property
     def final_output(self) -> str:
@@ -149,14 +253,24 @@ class RunResultStreaming:
 
     @property
     def result(self) -> RunResult:
-        """The finished run's result; ``RuntimeError`` before the stream has ended."""
-        if self._run.result is None:
-            raise RuntimeError("the run has not finished: iterate stream_events() to its end")
-        return self._run.result
+        """The finished run's result; ``RuntimeError`` before the run has finished,
+        :class:`RunCancelledError` after a cancelled one."""
+        if self._run.result is not None:
+            return self._run.result
+        if self._task.cancelled() or self._run.stopped:
+            raise RunCancelledError("the run was cancelled before it finished")
+        if self._error is not None:
+            raise RuntimeError(f"the run failed: {self._error!r}") from self._error
+        raise RuntimeError("the run has not finished: iterate stream_events() to its end")
 
 
 class Runner:
-    """Runs agents: :meth:`run`, :meth:`run_sync` and :meth:`run_streamed`."""
+    """Runs agents: :meth:`run`, :meth:`run_sync` and :meth:`run_streamed`.
+
+    ``starting_agent``, ``input``, ``context``, ``max_turns``, ``session`` and
+    ``run_config`` (a :class:`RunConfig` or a dict of its fields) have the Agents SDK's
+    names and meaning.
+    """
 
     @classmethod
     async def run(
@@ -164,16 +278,24 @@ class Runner:
         starting_agent: Agent,
         input: str | list[Item],
         *,
-        session: Session | None = None,
+        context: Any = None,
+        session: RunnerSession | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
-        run_config: RunConfig | None = None,
+        run_config: RunConfig | Mapping[str, Any] | None = None,
     ) -> RunResult:
         """Run ``starting_agent`` on ``input`` until the model answers without a tool call.
 
         With a ``session`` the run sees its history and saves its new items there.
+        ``context`` reaches instructions functions as ``RunContextWrapper.context``.
         """
         run = _Run(
-            starting_agent, input, session, max_turns, run_config or RunConfig(), streaming=False
+            starting_agent,
+            input,
+            session,
+            max_turns,
+            RunConfig.coerce(run_config),
+            RunContextWrapper(context),
+            streaming=False,
         )
         async for _ in run.events():
             pass
@@ -186,9 +308,10 @@ class Runner:
         starting_agent: Agent,
         input: str | list[Item],
         *,
-        session: Session | None = None,
+        context: Any = None,
+        session: RunnerSession | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
-        run_config: RunConfig | None = None,
+        run_config: RunConfig | Mapping[str, Any] | None = None,
     ) -> RunResult:
         """:meth:`run` for code without an event loop (it starts one). Inside a running
         loop it raises ``RuntimeError``: await :meth:`run` there."""
@@ -204,6 +327,7 @@ class Runner:
             cls.run(
                 starting_agent,
                 input,
+                context=context,
                 session=session,
                 max_turns=max_turns,
                 run_config=run_config,
@@ -216,13 +340,30 @@ class Runner:
         starting_agent: Agent,
         input: str | list[Item],
         *,
-        session: Session | None = None,
+        context: Any = None,
+        session: RunnerSession | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
-        run_config: RunConfig | None = None,
+        run_config: RunConfig | Mapping[str, Any] | None = None,
     ) -> RunResultStreaming:
-        """:meth:`run` with events: iterate ``stream_events()`` on the returned object."""
+        """:meth:`run` with events: the run starts at once (a task of the running event
+        loop: call it from async code); iterate ``stream_events()`` on the returned object.
+        Bad arguments (agent, input, session, max_turns, run_config) raise here, before
+        the task starts."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "Runner.run_streamed() starts the run as a task: call it inside a running "
+                "event loop (from async code)"
+            ) from None
         run = _Run(
-            starting_agent, input, session, max_turns, run_config or RunConfig(), streaming=True
+            starting_agent,
+            input,
+            session,
+            max_turns,
+            RunConfig.coerce(run_config),
+            RunContextWrapper(context),
+            streaming=True,
         )
         return RunResultStreaming(run)
 
@@ -233,31 +374,45 @@ class _Run:
 
     agent: Agent
     raw_input: str | list[Item]
-    session: Session | None
+    session: RunnerSession | None
     max_turns: int
     config: RunConfig
+    context: RunContextWrapper[Any]
     streaming: bool
     result: RunResult | None = None
     generated: list[Item] = field(default_factory=list)
+    stop_after_turn: bool = False
+    stopped: bool = False
+    models: dict[int, Model] = field(default_factory=dict)
+    new_input: list[Item] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.agent, Agent):
+            raise TypeError(f"starting_agent must be an Agent, got {type(self.agent).__name__}")
         if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int):
             raise TypeError(f"max_turns must be an int >= 1, got {type(self.max_turns).__name__}")
         if self.max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+        if self.session is not None:
+            _check_session(self.session)
+        self.new_input = input_to_items(self.raw_input)
 
     async def events(self) -> AsyncIterator[StreamEvent]:
-        new_input = input_to_items(self.raw_input)
-        self.agent.tool_specs()  # a misconfigured agent fails before anything is saved
+        new_input = self.new_input
+        self._resolve_models()  # no model: fail before anything is saved
+        instructions = await self.agent.get_instructions(self.context)
         model_input = await self._prepare_input(new_input)
         yield AgentUpdatedStreamEvent(self.agent)
-        for _ in range(self.max_turns):
+        for turn in range(self.max_turns):
+            if turn:
+                instructions = await self.agent.get_instructions(self.context)
+            model = self.models[id(self.agent)]
             response: ModelResponse | None = None
             request = ModelRequest(
-                self.agent.instructions, [*model_input, *self.generated], self.agent.tool_specs()
+                instructions, [*model_input, *self.generated], self.agent.tool_specs()
             )
             if self.streaming:
-                async for event in self.agent.model.stream(request):
+                async for event in model.stream(request):
                     if isinstance(event, TextDelta):
                         yield TextDeltaEvent(event.text, self.agent.name)
                     else:
@@ -265,7 +420,7 @@ class _Run:
                 if response is None:
                     raise ModelBehaviorError("the model's stream ended without a response")
             else:
-                response = await self.agent.model.respond(request)
+                response = await model.respond(request)
             turn_items = [dict(item) for item in response.output]
             calls = [item for item in turn_items if is_function_call(item)]
             for item in turn_items:
@@ -287,7 +442,21 @@ class _Run:
             if next_agent is not None:
                 self.agent = next_agent
                 yield AgentUpdatedStreamEvent(next_agent)
+            if self.stop_after_turn:
+                self.stopped = True
+                return
         raise MaxTurnsExceeded(f"the run did not finish within max_turns={self.max_turns}")
+
+    def _resolve_models(self) -> None:
+        """The model of every agent this run may reach, and each agent's tools checked."""
+        pending = [self.agent]
+        while pending:
+            agent = pending.pop()
+            if id(agent) in self.models:
+                continue
+            agent.tool_specs()  # a misconfigured agent fails before anything is saved
+            self.models[id(agent)] = agent.get_model()
+            pending.extend(agent.handoffs)
 
     async def _prepare_input(self, new_input: list[Item]) -> list[Item]:
         """The model's first input; saves the new input to the session."""
@@ -341,12 +510,38 @@ class _Run:
         raise ModelBehaviorError(f"the model returned an item the runner cannot handle: {item!r}")
 
 
-async def _read_history(session: Session, config: RunConfig) -> list[Item]:
-    own = session.session_settings or SessionSettings()
+_SESSION_METHODS = ("get_items", "add_items", "pop_item", "clear_session")
+
+
+def _check_session(session: object) -> None:
+    """``TypeError`` unless ``session`` has the protocol's members (``session_settings``
+    is optional, as in the Agents SDK)."""
+    missing = [name for name in _SESSION_METHODS if not callable(getattr(session, name, None))]
+    if not hasattr(session, "session_id"):
+        missing.insert(0, "session_id")
+    if missing:
+        raise TypeError(
+            f"session must have session_id and the async methods {', '.join(_SESSION_METHODS)}; "
+            f"{type(session).__name__} lacks {', '.join(missing)}"
+        )
+
+
+async def _read_history(session: RunnerSession, config: RunConfig) -> list[Item]:
+    # session_settings is optional: a session written for the SDK's protocol may lack it
+    own = coerce_session_settings(getattr(session, "session_settings", None)) or SessionSettings()
     settings = own.resolve(config.session_settings)
     if settings.limit is None:
-        return await session.get_items()
-    return await session.get_items(limit=settings.limit)
+        history = await session.get_items()
+    else:
+        history = await session.get_items(limit=settings.limit)
+    if history is None:
+        return []  # a skeleton get_items that returns nothing: no history yet
+    if not isinstance(history, list):
+        raise TypeError(
+            f"{type(session).__name__}.get_items() must return a list of items, "
+            f"got {type(history).__name__}"
+        )
+    return history
 
 
 def _is_unanswered_tail(history: list[Item], new_input: list[Item]) -> bool:

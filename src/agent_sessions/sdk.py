@@ -12,19 +12,28 @@ cast. :func:`as_agents_session` is that cast, checked at run time::
     session = SQLiteSession("user_123", "conversations.db")
     await Runner.run(agent, "Hello", session=as_agents_session(session))
 
-The SDK (``openai-agents``) is imported only when this function is called.
+Our :class:`~agent_sessions.protocol.SessionSettings` is a class of its own: the SDK's
+``RunConfig(session_settings=...)`` refuses it. :func:`to_agents_session_settings` converts
+it (our sessions' own ``session_settings`` need no conversion: the SDK's Runner reads
+them as they are)::
+
+    RunConfig(session_settings=to_agents_session_settings(SessionSettings(limit=10)))
+
+The SDK (``openai-agents``) is imported only when these functions are called.
 """
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
-from .protocol import Session
+from .protocol import Session, SessionSettings
 
 if TYPE_CHECKING:
     import agents.memory
 
-__all__ = ["as_agents_session"]
+__all__ = ["as_agents_session", "to_agents_session_settings"]
 
 
 def as_agents_session(session: Session) -> agents.memory.Session:
@@ -33,15 +42,34 @@ def as_agents_session(session: Session) -> agents.memory.Session:
     Raises ``TypeError`` when ``session`` lacks a member the SDK's protocol requires, and
     ``ImportError`` (with an install hint) when the SDK is not installed.
     """
-    try:
-        import agents.memory
-    except ImportError as exc:
-        raise ImportError(
-            "as_agents_session needs the OpenAI Agents SDK: pip install openai-agents"
-        ) from exc
-    if not isinstance(session, agents.memory.Session):
+    memory = _import_sdk("as_agents_session")
+    if not isinstance(session, memory.Session):
         raise TypeError(
             f"{type(session).__name__} is not an agents.memory.Session: it needs session_id, "
             "session_settings, get_items, add_items, pop_item and clear_session"
         )
     return cast("agents.memory.Session", session)
+
+
+def to_agents_session_settings(settings: SessionSettings) -> agents.memory.SessionSettings:
+    """``settings`` as the Agents SDK's ``SessionSettings``, for the SDK's ``RunConfig``.
+
+    Raises ``TypeError`` for anything but our ``SessionSettings``, and ``ImportError``
+    (with an install hint) when the SDK is not installed.
+    """
+    memory = _import_sdk("to_agents_session_settings")
+    if not isinstance(settings, SessionSettings):
+        raise TypeError(
+            f"expected an agent_sessions.SessionSettings, got {type(settings).__name__}"
+        )
+    converted: agents.memory.SessionSettings = memory.SessionSettings(limit=settings.limit)
+    return converted
+
+
+def _import_sdk(caller: str) -> ModuleType:
+    """The SDK's ``agents.memory`` module, or ``ImportError`` naming ``caller``."""
+    try:
+        return importlib.import_module("agents.memory")
+    except ImportError as exc:
+        hint = "pip install openai-agents"
+        raise ImportError(f"{caller} needs the OpenAI Agents SDK: {hint}") from exc

@@ -201,13 +201,20 @@ def test_chat_hands_its_arguments_to_the_chat_module(
     assert received == [["--model", "x"]]
 
 
-def test_chat_without_its_module_fails_with_a_clear_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_chat_help_is_the_chat_commands_own(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["chat", "--help"])
+    assert exited.value.code == 0
+    assert "--session" in capsys.readouterr().out
+
+
+def test_arguments_no_command_knows_are_a_usage_error(
+    url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "agent_sessions.chat", None)
-    status, _, err = _run(capsys, "chat")
-    assert status == 1
-    assert "the chat command is not available" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["list", url, "--bogus"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 def test_python_dash_m_runs_the_command_line(url: str) -> None:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.config import load_config
+from lint_rules.conformance import parameter_changes
 from lint_rules.engine import RunOptions, run
-from lint_rules.rules.protocol_conformance import ProtocolConformanceRule, parameter_changes
+from lint_rules.rules.protocol_conformance import ProtocolConformanceRule
 from lint_rules.static import Parameter
 
 if TYPE_CHECKING:

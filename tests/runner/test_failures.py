@@ -17,7 +17,13 @@ from agent_sessions.items import (
 )
 from agent_sessions.models import OfflineModel, ScriptedResponse
 from agent_sessions.protocol import Item, Session, SessionClosedError
-from agent_sessions.runner import MaxTurnsExceeded, ModelBehaviorError, Runner, RunResult
+from agent_sessions.runner import (
+    MaxTurnsExceeded,
+    ModelBehaviorError,
+    RunCancelledError,
+    Runner,
+    RunResult,
+)
 from agent_sessions.tools import function_tool
 
 from .conftest import OpenSession
@@ -246,20 +252,30 @@ async def test_cancelling_a_streamed_run_leaves_whole_turns_in_the_session(
     ]
 
 
-async def test_leaving_a_stream_early_stops_the_run_between_saves(
+async def test_leaving_a_stream_early_cancels_the_run_before_the_turn_is_saved(
     open_session: OpenSession,
 ) -> None:
     session = open_session()
-    call = function_call("divide", '{"a": 1, "b": 2}', "c")
-    agent = scripted([call], "half", tools=[divide])
-    streamed = Runner.run_streamed(agent, "1/2?", session=session)
+    release = asyncio.Event()
+
+    @function_tool
+    async def wait_for_release() -> str:
+        """Wait until released."""
+        await release.wait()
+        return "released"
+
+    agent = scripted(
+        [function_call("wait_for_release", "{}", "c")], "done", tools=[wait_for_release]
+    )
+    streamed = Runner.run_streamed(agent, "go", session=session)
     events = streamed.stream_events()
     async for event in events:
-        if getattr(event, "name", None) == "tool_called":
+        if event.type == "run_item_stream_event" and event.name == "tool_called":
             break
     await events.aclose()
+    release.set()
 
-    assert await session.get_items() == [user_message("1/2?")]
-    assert not streamed.is_complete
-    with pytest.raises(RuntimeError, match="not finished"):
+    assert await session.get_items() == [user_message("go")]
+    assert streamed.is_complete
+    with pytest.raises(RunCancelledError, match="cancelled"):
         _ = streamed.final_output

@@ -1,4 +1,4 @@
-"""What a run reads from and saves to its session (issue 6, SESSIONS.md)."""
+"""What a run reads from and saves to its session."""
 
 from __future__ import annotations
 
