@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:
-    from tests.conftest import ci_is_on
-else:
-    from conftest import ci_is_on
+CONFTEST_PATH = Path(__file__).resolve().parent / "conftest.py"
+CONFTEST = CONFTEST_PATH.read_text(encoding="utf-8")
 
-CONFTEST = (Path(__file__).resolve().parent / "conftest.py").read_text(encoding="utf-8")
+
+def _load_ci_is_on() -> Callable[[], bool]:
+    # By path: several directories of this suite have a module named "conftest".
+    spec = importlib.util.spec_from_file_location("tests_root_conftest", CONFTEST_PATH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    function: Callable[[], bool] = module.ci_is_on
+    return function
+
+
+ci_is_on = _load_ci_is_on()
 
 TESTS = """
 import pytest
