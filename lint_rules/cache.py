@@ -8,7 +8,6 @@ the findings. A file whose digest matches is not read by a rule, let alone parse
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -41,6 +40,8 @@ class ResultCache:
     @classmethod
     def open(cls, config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> ResultCache:
         """The cache for this configuration, empty if missing or unreadable."""
+        import json  # only when the cache is used
+
         location = config.root / CACHE_DIRECTORY / f"{run_key(config, rules, options)}.json"
         try:
             entries = json.loads(location.read_text(encoding="utf-8"))
@@ -74,6 +75,8 @@ class ResultCache:
             ignore_file = directory / ".gitignore"
             if not ignore_file.exists():
                 ignore_file.write_text("# Created by lint_rules.\n*\n", encoding="utf-8")
+            import json
+
             write_atomic(self.location, json.dumps(self.entries).encode())
         except OSError:
             pass  # a cache that cannot be written only costs time
@@ -81,6 +84,8 @@ class ResultCache:
 
 def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> str:
     """A digest of everything besides file content that decides the findings."""
+    import json
+
     sources = {
         _PACKAGE_DIRECTORY,
         *(Path(sys.modules[rule.__module__].__file__ or "") for rule in rules),

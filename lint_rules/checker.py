@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from lint_rules import timing
 from lint_rules.results import RunOptions
 from lint_rules.rule import ConfigError, FileContext, Finding, Rule
 
@@ -61,12 +62,15 @@ class Checker:
                 self._batch_failures[index] = _describe(error)
 
     def check(
-        self, path: Path, text: str, ignored: tuple[str, ...] = ()
+        self,
+        path: Path,
+        text: str,
+        ignored: tuple[str, ...] | Callable[[], tuple[str, ...]] = (),
     ) -> tuple[list[Finding], bool]:
         """Findings for one text, and whether it was parsed.
 
         ``# noqa: CODE`` comments apply; codes starting with an ``ignored`` prefix
-        are dropped.
+        are dropped (``ignored`` may be a function, called only when there are findings).
         """
         context = FileContext(path, text, self.root)
         failures = dict(self._batch_failures)
@@ -82,7 +86,8 @@ class Checker:
         findings: list[Finding] = []
         if admitted:
             try:
-                tree = context.ast_tree
+                with timing.timed("parse"):
+                    tree = context.ast_tree
             except SyntaxError as error:
                 return [_syntax_finding(error)], True
             except (RecursionError, MemoryError):
@@ -109,8 +114,9 @@ class Checker:
             rule = self.rules[index]
             message = f"internal error in rule {rule.CODE} ({rule.NAME}) on {path}: {reason}"
             findings.append(Finding("LR999", message, 1, 1, 1, 1))
-        if ignored:
-            findings = [finding for finding in findings if not finding.code.startswith(ignored)]
+        codes = (ignored() if callable(ignored) else ignored) if findings else ()
+        if codes:
+            findings = [finding for finding in findings if not finding.code.startswith(codes)]
         return _unsuppressed(findings, context), context.parsed
 
     def _traverse(self, tree: ast.AST, admitted: tuple[int, ...], failures: dict[int, str]) -> None:

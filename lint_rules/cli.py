@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from lint_rules import timing
 from lint_rules.config import (
     ENGINE_CODES,
     Config,
@@ -78,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
         )
         # Debugging and benchmarks only: parse every file and run every rule on it.
         command.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+        # Benchmarks only: write the seconds spent in each phase (timing.py) as JSON.
+        command.add_argument("--phase-times", type=Path, help=argparse.SUPPRESS)
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     fix.add_argument("--diff", action="store_true", help="print the changes, write nothing")
@@ -107,6 +110,7 @@ def _explain(code: str, rules: Sequence[type[Rule]]) -> int:
 def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     if arguments.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, not {arguments.jobs}")
+    timing.reset()
     config = load_config(Path.cwd(), rules)
     codes = known_codes(rules)
     select = (
@@ -132,7 +136,14 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
         results = run(paths or [config.root], config, selected, options).files
     # With fixed code on stdout, the report goes to stderr.
     out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout
-    return _report(arguments, results, rules, out)
+    with timing.timed("report"):
+        code = _report(arguments, results, rules, out)
+        out.flush()
+    if arguments.phase_times is not None:
+        import json
+
+        arguments.phase_times.write_text(json.dumps(timing.snapshot()) + "\n", encoding="utf-8")
+    return code
 
 
 def _run_stdin(

@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from lint_rules.rule import ConfigError
 from lint_rules.static import (
@@ -31,6 +31,9 @@ from lint_rules.static import (
     typing_name,
 )
 
+if TYPE_CHECKING:
+    import pathspec
+
 OPTION = "protocols"
 """The option (``[tool.lint_rules.protocols]``) naming each protocol and its files."""
 
@@ -44,7 +47,7 @@ class ProtocolTarget:
     """A configured protocol and the files where its implementations live."""
 
     protocol: ProtocolSpec
-    spec: pathspec.GitIgnoreSpec
+    patterns: tuple[str, ...]
     """The configured globs, matched against paths relative to the project root."""
     sources: frozenset[Path]
     """The module sources the protocol was read from."""
@@ -63,6 +66,13 @@ class ProtocolTarget:
         except ValueError:
             return False
         return self.spec.match_file(relative)
+
+    @cached_property
+    def spec(self) -> pathspec.GitIgnoreSpec:
+        """``patterns`` compiled, on first use (pathspec is not imported before)."""
+        import pathspec
+
+        return pathspec.GitIgnoreSpec.from_lines(self.patterns)
 
 
 def configured_targets(options: Mapping[str, object]) -> list[ProtocolTarget]:
@@ -94,8 +104,7 @@ def parse_protocols(table: object) -> list[ProtocolTarget]:
                 protocol = read_protocol(module, name)
         except ConfigError as error:
             raise ConfigError(f"'protocols' {key!r}: {error}") from error
-        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        targets.append(ProtocolTarget(protocol, spec, frozenset(sources)))
+        targets.append(ProtocolTarget(protocol, tuple(patterns), frozenset(sources)))
     return targets
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ALWAYS_SKIPPED = frozenset(
@@ -41,7 +43,7 @@ def discover(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[
     are skipped. A file named explicitly is linted whatever its suffix, unless
     ``exclude`` matches it. A missing path raises ``DiscoveryError``.
     """
-    excluded = pathspec.GitIgnoreSpec.from_lines(exclude)
+    excluded = _spec(exclude) if exclude else None
     found: dict[Path, None] = {}
     for path in paths:
         if not path.exists():
@@ -55,7 +57,13 @@ def discover(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[
     return sorted(found)
 
 
-def _walk(top: Path, root: Path, excluded: pathspec.GitIgnoreSpec) -> Iterable[Path]:
+def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # only when there are patterns: a one-file run may have none
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _walk(top: Path, root: Path, excluded: pathspec.GitIgnoreSpec | None) -> Iterable[Path]:
     # Plain strings, not Path objects: this loop runs once per directory entry.
     root_prefix = str(root) + os.sep
     ignores = [spec for spec in map(_gitignore, _ancestors(top, root)) if spec is not None]
@@ -86,8 +94,10 @@ def _walk(top: Path, root: Path, excluded: pathspec.GitIgnoreSpec) -> Iterable[P
             path = entry.path
             if _ignored(active, path, is_dir):
                 continue
-            if path.startswith(root_prefix) and excluded.match_file(
-                _relative(path, root_prefix, is_dir)
+            if (
+                excluded is not None
+                and path.startswith(root_prefix)
+                and excluded.match_file(_relative(path, root_prefix, is_dir))
             ):
                 continue
             if is_dir:
@@ -110,7 +120,7 @@ def _gitignore(directory: Path) -> tuple[str, pathspec.GitIgnoreSpec] | None:
         lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    return str(directory) + os.sep, pathspec.GitIgnoreSpec.from_lines(lines)
+    return str(directory) + os.sep, _spec(lines)
 
 
 def _ignored(specs: Sequence[tuple[str, pathspec.GitIgnoreSpec]], path: str, is_dir: bool) -> bool:
@@ -122,7 +132,9 @@ def _ignored(specs: Sequence[tuple[str, pathspec.GitIgnoreSpec]], path: str, is_
     return False
 
 
-def _excluded_file(spec: pathspec.GitIgnoreSpec, root: Path, path: Path) -> bool:
+def _excluded_file(spec: pathspec.GitIgnoreSpec | None, root: Path, path: Path) -> bool:
+    if spec is None:
+        return False
     root_prefix = str(root) + os.sep
     return str(path).startswith(root_prefix) and spec.match_file(
         _relative(str(path), root_prefix, is_dir=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from lint_rules.rule import Rule
@@ -15,6 +14,8 @@ def render_rules(rules: Sequence[type[Rule]], output_format: str) -> str:
     if output_format == "markdown":
         return rules_markdown(rules)
     if output_format == "json":
+        import json
+
         entries = [
             {"code": rule.CODE, "name": rule.NAME, "summary": rule.summary(), "fix": fix_kind(rule)}
             for rule in rules

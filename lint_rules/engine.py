@@ -12,14 +12,13 @@ import codecs
 import io
 import os
 import re
-import threading
 import time
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
-
+from lint_rules import timing
 from lint_rules.cache import ResultCache, content_digest
 from lint_rules.checker import Checker, file_error
 from lint_rules.config import Config
@@ -27,6 +26,9 @@ from lint_rules.discovery import discover
 from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
 from lint_rules.results import FileResult, RunOptions, RunResult
 from lint_rules.rule import Finding, Rule
+
+if TYPE_CHECKING:
+    import pathspec
 
 __all__ = [
     "MAX_FIX_PASSES",
@@ -57,7 +59,8 @@ def run(
     paths: Sequence[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> RunResult:
     """Check (or fix) every Python file under ``paths`` with ``rules``."""
-    files = discover(paths, config.root, config.exclude)
+    with timing.timed("discovery"):
+        files = discover(paths, config.root, config.exclude)
     cache = (
         ResultCache.open(config, rules, options) if options.use_cache and not options.fix else None
     )
@@ -109,7 +112,11 @@ def _run_files(
         initializer=_start_worker,
         initargs=(rules, config, options, os.getpid()),
     ) as pool:
-        return [result for batch in pool.map(_run_batch, batches) for result in batch]
+        done = []
+        for results, times in pool.map(_run_batch, batches):
+            done.extend(results)
+            timing.merge(times)  # the workers' phases, summed
+        return done
 
 
 _worker: Worker | None = None
@@ -118,6 +125,8 @@ _worker: Worker | None = None
 def _start_worker(
     rules: Sequence[type[Rule]], config: Config, options: RunOptions, parent: int
 ) -> None:
+    import threading  # only in worker processes
+
     global _worker
     _worker = Worker(rules, config, options)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
@@ -131,9 +140,11 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _run_batch(paths: list[Path]) -> list[FileResult]:
+def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     assert _worker is not None, "worker not started"
-    return _worker.run_batch(paths)
+    before = timing.snapshot()
+    results = _worker.run_batch(paths)
+    return results, timing.since(before)
 
 
 class Worker:
@@ -145,14 +156,31 @@ class Worker:
         )
         self.config = config
         self.options = options
-        self.per_file_ignores = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
-            for pattern, codes in config.per_file_ignores.items()
-        ]
+        self._per_file_ignores: list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]] | None = None
+
+    @property
+    def per_file_ignores(self) -> list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]]:
+        """``per-file-ignores`` compiled on first use (after the rules' batch hooks have
+        started, e.g. typos); pathspec is imported only when there are patterns."""
+        if self._per_file_ignores is None:
+            self._per_file_ignores = []
+            if self.config.per_file_ignores:
+                import pathspec
+
+                self._per_file_ignores = [
+                    (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
+                    for pattern, codes in self.config.per_file_ignores.items()
+                ]
+        return self._per_file_ignores
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
+        start, before = time.perf_counter(), timing.snapshot()
         self.checker.begin_batch(paths)
-        return [self.run_file(path) for path in paths]
+        results = [self.run_file(path) for path in paths]
+        # What the batch spent besides parsing and typos is the rules' (and reading files).
+        inside = timing.since(before)
+        timing.add("rules", time.perf_counter() - start - inside["parse"] - inside["typos"])
+        return results
 
     def run_file(self, path: Path) -> FileResult:
         try:
@@ -177,11 +205,13 @@ class Worker:
             return result
         if self._skipped(text):
             return result
-        ignored = self._ignored_codes(path)
         if self.options.fix:
-            self._fix(result, text, encoding, write, ignored)
-        else:
-            result.findings, result.parsed = self.checker.check(path, text, ignored)
+            self._fix(result, text, encoding, write, self._ignored_codes(path))
+            return result
+        # per-file-ignores only filter findings: a clean file need not match its patterns.
+        result.findings, result.parsed = self.checker.check(
+            path, text, lambda: self._ignored_codes(path)
+        )
         return result
 
     def _fix(

@@ -8,9 +8,7 @@ pass of non-overlapping fixes; ``write_atomic`` replaces a file's content;
 from __future__ import annotations
 
 import ast
-import difflib
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,6 +107,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     flushed to disk, given ``path``'s mode bits, then renamed over it. On any
     error the temporary file is removed and ``path`` is untouched.
     """
+    import tempfile  # not needed by a run that writes nothing
+
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
@@ -128,6 +128,8 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def unified_diff(display_path: str, old: str, new: str) -> str:
     """A unified diff of ``old`` -> ``new`` with ``a/`` and ``b/`` headers."""
+    import difflib  # only for --diff
+
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
         new.splitlines(keepends=True),

@@ -1,26 +1,41 @@
 """``python -m lint_rules protocols``: mypy's verdict on every protocol implementation.
 
 For each class that implements a configured protocol (``lint_rules.conformance``
-finds them, as for LR003), a probe ``def _probe(x: Impl) -> Protocol: return x``
-is appended to a shadow copy of the class's file (mypy's ``--shadow-file``; the
-file itself is never written), and one ``mypy.api.run`` checks all of them with
-the project's own mypy settings. Each probe mypy rejects becomes an ``LR100``
-finding at the class, with mypy's explanation (missing members, Expected/Got) as
-its message.
+finds them, as for LR003), a generated *probe module* imports the class and the
+protocol and returns one as the other::
+
+    from agents.memory.session import Session as _lint_rules_protocol_0
+    from agents.memory.sqlite_session import SQLiteSession as _lint_rules_impl_0
+
+    def _lint_rules_probe_0(x: _lint_rules_impl_0) -> _lint_rules_protocol_0:
+        return x
+
+One ``mypy.api.run`` checks the implementation files and their probe modules (one
+per file) with the project's own mypy settings. Each probe mypy rejects becomes an
+``LR100`` finding at the class, with mypy's explanation (missing members,
+Expected/Got) as its message.
+
+The project's files are never written, and are checked as they are: the probe
+modules and mypy's incremental cache live under ``.lint_rules_cache/protocols/``
+and are kept between runs. A probe module is rewritten only when its content
+changes, so after an edit to one implementation mypy re-checks that file, what
+depends on it and its probe module, and reads everything else from its cache.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import io
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from lint_rules.cache import CACHE_DIRECTORY
 from lint_rules.config import Config, load_config
 from lint_rules.conformance import (
     ProtocolTarget,
@@ -36,11 +51,12 @@ from lint_rules.static import file_source
 
 CODE = "LR100"
 NAME = "protocol-mismatch"
-PROBE_HEADER = "# --- lint_rules protocols: probes (shadow copy only) ---"
+WORK_DIRECTORY = Path(CACHE_DIRECTORY) / "protocols"
+"""Under the project root: ``probes/`` (the generated modules) and ``mypy/`` (its cache)."""
+PROBE_PREFIX = "_lint_rules_probe_"
 
 # `path:line: severity: message  [code]` with --show-absolute-path and --show-error-codes.
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*)$")
-_LINE_BREAK = re.compile(r"\r\n?|\n")
 _ERROR_CODE = re.compile(r"\s+\[(?P<code>[a-z0-9-]+)\]$")
 
 
@@ -49,16 +65,33 @@ class ProtocolsError(Exception):
 
 
 @dataclass(frozen=True)
-class Probe:
-    """One (protocol, implementation) pair and where its probe sits in the shadow file."""
+class Implementation:
+    """A module-level class of a project file that implements a configured protocol."""
 
     path: Path
     class_name: str
     class_start: int
     class_end: int
-    """Character range of ``class Name`` in the original file."""
-    protocol: str
-    import_line: int
+    """Character range of ``class Name`` in the file."""
+    protocol_module: str
+    protocol_name: str
+
+    @property
+    def protocol(self) -> str:
+        """The protocol's qualified name, ``module.Name``."""
+        return f"{self.protocol_module}.{self.protocol_name}"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One implementation and the lines of its probe in the probe module."""
+
+    implementation: Implementation
+    module: str
+    """The module mypy knows the implementation's file as."""
+    probe_path: Path
+    protocol_line: int
+    class_line: int
     return_line: int
 
 
@@ -81,102 +114,178 @@ def check_protocols(config: Config) -> list[Located]:
     targets = configured_targets(config.rule_options)
     if not targets:
         return []
-    files = discover([config.root], config.root, config.exclude)
-    probes: list[Probe] = []
-    shadows: dict[Path, bytes] = {}
-    for path in files:
-        planned = _plan_file(path, config.root, targets)
-        if planned is not None:
-            text, file_probes = planned
-            shadows[path] = text
-            probes.extend(file_probes)
-    if not probes:
+    implementations = [
+        implementation
+        for path in discover([config.root], config.root, config.exclude)
+        for implementation in implementations_in(path, config.root, targets)
+    ]
+    if not implementations:
         return []
-    output = _run_mypy(config.root, shadows)
+    work = config.root / WORK_DIRECTORY
+    arguments = _mypy_arguments(config.root, work / "mypy")
+    paths = list(dict.fromkeys(item.path for item in implementations))
+    modules = _module_names(config.root, arguments, paths)
+    probes = _write_probes(work / "probes", implementations, modules)
+    probe_paths = list(dict.fromkeys(probe.probe_path for probe in probes))
+    output = _run_mypy(config.root, [*arguments, *map(str, paths), *map(str, probe_paths)])
     return _findings(probes, output)
 
 
-def _plan_file(
+def implementations_in(
     path: Path, root: Path, targets: Sequence[ProtocolTarget]
-) -> tuple[bytes, list[Probe]] | None:
-    """The shadow copy of one file with its probes appended (in the file's encoding, which
-    its coding cookie tells mypy), or None if it has none."""
+) -> list[Implementation]:
+    """The module-level classes of one file that implement a target configured for it
+    (a probe can only import a module-level class)."""
     matching = matching_targets(targets, path, root)
     if not matching:
-        return None
+        return []
     try:
-        text, encoding = decode_source(path.read_bytes())
+        text, _ = decode_source(path.read_bytes())
     except (OSError, UnicodeDecodeError, SyntaxError):
-        return None  # `check` reports unreadable files (LR000)
+        return []  # `check` reports unreadable files (LR000)
     if not any(target.admits(text) for target in matching):
-        return None
+        return []
     try:
         tree = ast.parse(text, filename=str(path))
     except (SyntaxError, ValueError, RecursionError):
-        return None
+        return []
     context = FileContext(path, text)
     source = file_source(path, tree)
-    # Python's line breaks only: str.splitlines also breaks at form feeds and U+2028,
-    # which would cut string literals in two in the shadow copy.
-    lines = [*_LINE_BREAK.split(text), "", PROBE_HEADER]
-    probes: list[Probe] = []
-    for index, target in enumerate(matching):
+    found = []
+    for target in matching:
         protocol = target.protocol
-        implementations = [
-            item
-            for item in find_implementations(source, protocol)
-            if item.node in tree.body  # a probe can only name a module-level class
-        ]
-        if not implementations:
-            continue
-        alias = f"_lint_rules_protocol_{index}"
-        lines.append(f"from {protocol.module} import {protocol.name} as {alias}")
-        import_line = len(lines)
-        for implementation in implementations:
-            node = implementation.node
-            lines.append(f"def _lint_rules_probe_{len(probes)}(x: {node.name}) -> {alias}:")
-            lines.append("    return x")
+        for item in find_implementations(source, protocol):
+            node = item.node
+            if node not in tree.body:
+                continue
             start = context.offset(node.lineno, node.col_offset)
             name_end = text.index(node.name, start) + len(node.name)
+            found.append(
+                Implementation(path, node.name, start, name_end, protocol.module, protocol.name)
+            )
+    return found
+
+
+def _mypy_arguments(root: Path, cache: Path) -> list[str]:
+    """mypy's options: the project's configuration, our output format, our cache."""
+    arguments = [
+        "--show-absolute-path",
+        "--show-error-codes",
+        "--no-error-summary",
+        "--no-pretty",
+        "--hide-error-context",
+        "--no-color-output",
+        "--cache-dir",
+        str(cache),
+    ]
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and "[tool.mypy]" in pyproject.read_text(encoding="utf-8"):
+        arguments += ["--config-file", str(pyproject)]
+    return arguments
+
+
+def _module_names(root: Path, arguments: list[str], paths: Sequence[Path]) -> dict[Path, str]:
+    """The module name mypy gives each file (its package bases, ``mypy_path``, the
+    ``explicit_package_bases`` and ``namespace_packages`` settings), asked of mypy."""
+    from mypy.main import process_options
+
+    out, err = io.StringIO(), io.StringIO()
+    with _working_directory(root):
+        try:
+            sources, _ = process_options([*arguments, *map(str, paths)], stdout=out, stderr=err)
+        except SystemExit as error:
+            message = (err.getvalue() or out.getvalue()).strip()
+            raise ProtocolsError(
+                f"mypy rejected its options (exit {error.code}): {message}"
+            ) from None
+    modules = {}
+    for source in sources:
+        if source.path is not None:
+            modules[Path(os.path.abspath(root / source.path))] = source.module
+    missing = [str(path) for path in paths if Path(os.path.abspath(path)) not in modules]
+    if missing:
+        raise ProtocolsError(f"mypy has no module name for {', '.join(missing)}")
+    return {path: modules[Path(os.path.abspath(path))] for path in paths}
+
+
+def _write_probes(
+    directory: Path, implementations: Sequence[Implementation], modules: dict[Path, str]
+) -> list[Probe]:
+    """Write one probe module per implementation file (only when its content changed,
+    so that mypy's cache of it stays valid); remove the probe modules of other runs."""
+    by_path: dict[Path, list[Implementation]] = {}
+    for implementation in implementations:
+        by_path.setdefault(implementation.path, []).append(implementation)
+    _make_work_directory(directory)
+    probes: list[Probe] = []
+    written: set[Path] = set()
+    for path, items in by_path.items():
+        module = modules[path]
+        digest = hashlib.blake2b(module.encode(), digest_size=6).hexdigest()
+        probe_path = directory / f"{PROBE_PREFIX}{digest}.py"
+        lines = [
+            f"# Generated by `lint_rules protocols` for the module {module}: do not edit.",
+            "",
+        ]
+        protocols = list(
+            dict.fromkeys((item.protocol_module, item.protocol_name) for item in items)
+        )
+        protocol_lines = {}
+        for index, (protocol_module, name) in enumerate(protocols):
+            lines.append(f"from {protocol_module} import {name} as _lint_rules_protocol_{index}")
+            protocol_lines[protocol_module, name] = len(lines)
+        for index, item in enumerate(items):
+            lines.append(f"from {module} import {item.class_name} as _lint_rules_impl_{index}")
+            class_line = len(lines)
+            protocol_index = protocols.index((item.protocol_module, item.protocol_name))
+            lines += [
+                "",
+                "",
+                f"def _lint_rules_probe_{index}(",
+                f"    x: _lint_rules_impl_{index},",
+                f") -> _lint_rules_protocol_{protocol_index}:",
+                "    return x",
+            ]
             probes.append(
                 Probe(
-                    path,
-                    node.name,
-                    start,
-                    name_end,
-                    protocol.qualified_name,
-                    import_line,
+                    item,
+                    module,
+                    probe_path,
+                    protocol_lines[item.protocol_module, item.protocol_name],
+                    class_line,
                     len(lines),
                 )
             )
-    if not probes:
-        return None
-    return ("\n".join(lines) + "\n").encode(encoding), probes
+        content = ("\n".join(lines) + "\n").encode("utf-8")
+        try:
+            unchanged = probe_path.read_bytes() == content
+        except OSError:
+            unchanged = False
+        if not unchanged:
+            probe_path.write_bytes(content)
+        written.add(probe_path)
+    for stale in directory.glob(f"{PROBE_PREFIX}*.py"):
+        if stale not in written:
+            stale.unlink(missing_ok=True)
+    return probes
 
 
-def _run_mypy(root: Path, shadows: dict[Path, bytes]) -> list[tuple[Path, int, str, str]]:
-    """One mypy run over the files with their shadows; (path, line, severity, message)."""
+def _make_work_directory(directory: Path) -> None:
+    """Create ``directory`` under the cache folder, which git is told to ignore."""
+    cache = directory.parent.parent
+    cache.mkdir(exist_ok=True)
+    ignore_file = cache / ".gitignore"
+    if not ignore_file.exists():
+        ignore_file.write_text("# Created by lint_rules.\n*\n", encoding="utf-8")
+    directory.mkdir(parents=True, exist_ok=True)
+
+
+def _run_mypy(root: Path, arguments: list[str]) -> list[tuple[Path, int, str, str]]:
+    """One mypy run; (path, line, severity, message) of each line it prints."""
     from mypy import api
 
-    with tempfile.TemporaryDirectory(prefix="lint_rules_protocols_") as directory:
-        arguments = [
-            "--show-absolute-path",
-            "--show-error-codes",
-            "--no-error-summary",
-            "--no-pretty",
-            "--hide-error-context",
-            "--no-color-output",
-        ]
-        pyproject = root / "pyproject.toml"
-        if pyproject.is_file() and "[tool.mypy]" in pyproject.read_text(encoding="utf-8"):
-            arguments += ["--config-file", str(pyproject)]
-        for number, (path, content) in enumerate(shadows.items()):
-            shadow = Path(directory) / f"shadow_{number}.py"
-            shadow.write_bytes(content)
-            arguments += ["--shadow-file", str(path), str(shadow)]
-        arguments += [str(path) for path in shadows]
-        with _working_directory(root):  # mypy reads mypy_path relative to the cwd
-            stdout, stderr, status = api.run(arguments)
+    with _working_directory(root):  # mypy reads mypy_path relative to the cwd
+        stdout, stderr, status = api.run(arguments)
     if status == 2 or (status != 0 and not stdout.strip()):
         raise ProtocolsError(f"mypy failed (exit {status}): {(stderr or stdout).strip()}")
     messages = []
@@ -185,7 +294,7 @@ def _run_mypy(root: Path, shadows: dict[Path, bytes]) -> list[tuple[Path, int, s
         if match is not None:
             messages.append(
                 (
-                    Path(match["path"]),
+                    Path(os.path.abspath(match["path"])),
                     int(match["line"]),
                     match["severity"],
                     match["message"],
@@ -197,13 +306,23 @@ def _run_mypy(root: Path, shadows: dict[Path, bytes]) -> list[tuple[Path, int, s
 def _findings(
     probes: Sequence[Probe], messages: Sequence[tuple[Path, int, str, str]]
 ) -> list[Located]:
-    by_line = {(probe.path, probe.return_line): probe for probe in probes}
-    imports = {(probe.path, probe.import_line): probe for probe in probes}
+    by_line = {(probe.probe_path, probe.return_line): probe for probe in probes}
+    protocol_imports = {(probe.probe_path, probe.protocol_line): probe for probe in probes}
+    class_imports = {(probe.probe_path, probe.class_line): probe for probe in probes}
     explanations: dict[Probe, list[str]] = {}
     for path, line, severity, message in messages:
-        failed_import = imports.get((path, line))
-        if failed_import is not None and severity == "error":
-            raise ProtocolsError(f"cannot import {failed_import.protocol} for mypy: {message}")
+        if severity == "error":
+            failed = protocol_imports.get((path, line))
+            if failed is not None:
+                protocol = failed.implementation.protocol
+                raise ProtocolsError(f"cannot import {protocol} for mypy: {message}")
+            failed = class_imports.get((path, line))
+            if failed is not None:
+                where = display_path(failed.implementation.path)
+                raise ProtocolsError(
+                    f"cannot import {failed.module}.{failed.implementation.class_name} "
+                    f"({where}) for mypy: {message}"
+                )
         probe = by_line.get((path, line))
         if probe is None:
             continue  # the project's own mypy findings are mypy's to report
@@ -214,17 +333,18 @@ def _findings(
     located = []
     texts: dict[Path, FileContext] = {}
     for probe, parts in explanations.items():
-        context = texts.get(probe.path)
+        item = probe.implementation
+        context = texts.get(item.path)
         if context is None:
-            context = texts[probe.path] = FileContext(
-                probe.path, decode_source(probe.path.read_bytes())[0]
+            context = texts[item.path] = FileContext(
+                item.path, decode_source(item.path.read_bytes())[0]
             )
-        line, column = context.position(probe.class_start)
-        end_line, end_column = context.position(probe.class_end)
+        line, column = context.position(item.class_start)
+        end_line, end_column = context.position(item.class_end)
         explanation = "; ".join([parts[0], " ".join(parts[1:])]) if len(parts) > 1 else parts[0]
-        message = f"`{probe.class_name}` is not a `{probe.protocol}` for mypy: {explanation}"
+        message = f"`{item.class_name}` is not a `{item.protocol}` for mypy: {explanation}"
         finding = Finding(CODE, message, line, column, end_line, end_column)
-        located.append(Located(display_path(probe.path), finding))
+        located.append(Located(display_path(item.path), finding))
     return located
 
 

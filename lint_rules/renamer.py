@@ -22,7 +22,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from lint_rules.rule import Edit
+from lint_rules.rule import Edit, is_private
 
 
 def _imported_without_alias(node: libcst.CSTNode, name: str) -> bool:
@@ -34,11 +34,6 @@ def _imported_without_alias(node: libcst.CSTNode, name: str) -> bool:
     return any(
         alias.asname is None and alias.evaluated_name.split(".")[0] == name for alias in node.names
     )
-
-
-def is_private(name: str) -> bool:
-    """Whether ``name`` is private by convention (a leading underscore, not a dunder)."""
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,10 +33,14 @@ def render(
     """The findings in ``output_format``, sorted by path, line, column and code."""
     ordered = sorted(located, key=lambda item: item.sort_key)
     if output_format == "json":
+        import json  # only here and for sarif: text output does not need it
+
         return json.dumps([_json_object(item, rule_names) for item in ordered], indent=2) + "\n"
     if output_format == "github":
         return "".join(_github_line(item) for item in ordered)
     if output_format == "sarif":
+        import json
+
         return json.dumps(_sarif(ordered, rule_names), indent=2) + "\n"
     if statistics:
         return _statistics(ordered, rule_names)

@@ -100,8 +100,11 @@ on it. It must never reject a file on which the rule would report.
 
 ``begin_batch(paths)`` is called once per worker batch with the paths the
 worker is about to check (after cache hits are removed), before any of them;
-a rule that shells out (e.g. to ``typos``) runs its tool once per batch here
-and keeps the result for ``check_file``. Code read from stdin (``-``) has no
+a rule that shells out (e.g. to ``typos``) starts its tool once per batch here
+and reads the result when the first file needs it (so that the tool runs while
+the engine reads files), for ``prefilter`` and ``check_file``. Import what only
+some files need (libcst, say) where it is used, not at the top of the module:
+every run imports every selected rule's module. Code read from stdin (``-``) has no
 file on disk and gets no ``begin_batch`` call: ``check_file`` must then work
 from ``self.file.text`` alone. Default: nothing.
 
@@ -393,3 +396,8 @@ class FileContext:
             self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
             self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
         )
+
+
+def is_private(name: str) -> bool:
+    """Whether ``name`` is private by convention (a leading underscore, not a dunder)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))

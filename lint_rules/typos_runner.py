@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +14,9 @@ from lint_rules.rule import ConfigError
 
 TYPOS_CONFIG_NAMES = ("typos.toml", "_typos.toml", ".typos.toml")
 """typos' own configuration files, besides ``[tool.typos]`` in pyproject.toml."""
+PIPE_INPUT_LIMIT = 4096
+"""The longest file list written to typos' standard input: one a pipe holds whole on
+every platform (see ``_start_typos``); a longer one goes through a temporary file."""
 
 
 @dataclass(frozen=True)
@@ -45,22 +46,98 @@ def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
     paths relative to it, so that its excludes apply (``--force-exclude``); files
     no configuration governs are checked together, from their common directory.
     """
+    return start_typos_on_files(paths).result()
+
+
+class PendingTypos:
+    """typos running over a batch of files in the background; ``result`` waits for it.
+
+    Starting it before the rest of the batch's setup lets typos (a separate process)
+    run while this one goes on; a missing executable is reported at once.
+    """
+
+    def __init__(self, runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, Path]]]) -> None:
+        self._runs = runs
+        self._found: dict[Path, list[Misspelling]] | None = None
+        self.files: list[Path] = []
+        """Temporary file lists to remove once typos is done."""
+
+    def cancel(self) -> None:
+        """Stop the runs not yet read (a batch whose files were all skipped)."""
+        for process, _, _ in self._runs:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+        self._runs = []
+        self.remove_files()
+
+    def remove_files(self) -> None:
+        for file in self.files:
+            file.unlink(missing_ok=True)
+        self.files = []
+
+    def result(self) -> dict[Path, list[Misspelling]]:
+        """The misspellings by path; raises ``ConfigError`` if typos failed."""
+        if self._found is None:
+            found: dict[Path, list[Misspelling]] = {}
+            runs, self._runs = self._runs, []
+            try:
+                for process, root, by_name in runs:
+                    stdout, stderr = process.communicate()
+                    for name, misspelling in _parse_output(
+                        process.returncode, stdout, stderr, root
+                    ):
+                        if name in by_name:
+                            found.setdefault(by_name[name], []).append(misspelling)
+            finally:
+                for process, _, _ in runs:
+                    if process.poll() is None:
+                        process.kill()
+                        process.wait()
+                self.remove_files()
+            self._found = found
+        return self._found
+
+
+def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
+    """Start typos over ``paths`` (as ``run_typos_on_files``) without waiting for it."""
     roots: dict[Path, Path | None] = {}  # directory -> its typos root, looked up once
     groups: dict[Path | None, list[Path]] = {}
     for path in paths:
         if path.parent not in roots:
             roots[path.parent] = typos_root(path.parent)
         groups.setdefault(roots[path.parent], []).append(path)
-    found: dict[Path, list[Misspelling]] = {}
-    for root, group in groups.items():
-        if root is None:
-            root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
-        by_name = {_relative_to(path, root): path for path in group}
-        listing = "".join(name + "\n" for name in by_name)
-        for name, misspelling in _run_typos(["--file-list", "-"], root, listing):
-            if name in by_name:
-                found.setdefault(by_name[name], []).append(misspelling)
-    return found
+    runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, Path]]] = []
+    pending = PendingTypos(runs)
+    try:
+        for root, group in groups.items():
+            if root is None:
+                root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
+            by_name = {_relative_to(path, root): path for path in group}
+            listing = "".join(name + "\n" for name in by_name)
+            if len(listing.encode()) <= PIPE_INPUT_LIMIT:
+                process = _start_typos(["--file-list", "-"], root, listing)
+            else:  # a long list goes through a file: see _start_typos
+                list_file = _file_list(listing)
+                pending.files.append(list_file)
+                process = _start_typos(["--file-list", str(list_file)], root, "")
+            runs.append((process, root, by_name))
+    except BaseException:
+        for process, _, _ in runs:
+            process.kill()
+            process.wait()
+        pending.remove_files()
+        raise
+    return pending
+
+
+def _file_list(listing: str) -> Path:
+    import tempfile
+
+    descriptor, name = tempfile.mkstemp(prefix="lint_rules-typos-", suffix=".txt")
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(listing)
+    return Path(name)
 
 
 def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
@@ -68,6 +145,8 @@ def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
     directory = Path(os.path.abspath(path)).parent
     root = typos_root(directory)
     config = typos_config(root) if root is not None else None
+    import tempfile  # only for text that is not a file on disk (stdin, a fix pass)
+
     with tempfile.TemporaryDirectory(prefix="lint_rules-typos-") as scratch:
         copy = Path(scratch) / (path.name if path.suffix in (".py", ".pyi") else "stdin.py")
         copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
@@ -76,6 +155,13 @@ def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
 
 
 def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[str, Misspelling]]:
+    process = _start_typos(arguments, cwd, stdin)
+    stdout, stderr = process.communicate()
+    return _parse_output(process.returncode, stdout, stderr, cwd)
+
+
+def _start_typos(arguments: list[str], cwd: Path, stdin: str) -> subprocess.Popen[bytes]:
+    """typos started on ``arguments`` in ``cwd``, with ``stdin`` written to it."""
     executable = find_typos()
     if executable is None:
         raise ConfigError(
@@ -83,16 +169,44 @@ def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[st
             f" {sys.executable} nor on PATH; install it or deselect LR004"
         )
     command = [str(executable), "--format", "json", "--force-exclude", "--no-check-filenames"]
+    # The input goes into a pipe before typos starts: callers pass at most PIPE_INPUT_LIMIT
+    # bytes, which a pipe holds whole, so nothing waits for typos to read it.
+    data = stdin.encode()
+    assert len(data) <= PIPE_INPUT_LIMIT, "a longer input would wait for typos to read it"
+    reader, writer = os.pipe()
     try:
-        completed = subprocess.run(
-            [*command, *arguments], cwd=cwd, input=stdin.encode(), capture_output=True, check=False
+        written = 0
+        while written < len(data):
+            written += os.write(writer, data[written:])
+        os.close(writer)
+        writer = -1
+        process = subprocess.Popen(
+            [*command, *arguments],
+            cwd=cwd,
+            stdin=reader,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
     except OSError as error:
         raise ConfigError(f"LR004 cannot run typos ({executable}): {error}") from error
-    if completed.returncode not in (0, 2):  # 2: misspellings found
-        problem = completed.stderr.decode(errors="replace").strip() or "no message"
-        raise ConfigError(f"typos failed in {cwd} (exit {completed.returncode}): {problem}")
-    for raw in completed.stdout.decode(errors="replace").splitlines():
+    finally:
+        os.close(reader)
+        if writer != -1:
+            os.close(writer)
+    return process
+
+
+def _parse_output(
+    returncode: int | None, stdout: bytes, stderr: bytes, cwd: Path
+) -> Iterator[tuple[str, Misspelling]]:
+    if returncode not in (0, 2):  # 2: misspellings found
+        problem = stderr.decode(errors="replace").strip() or "no message"
+        raise ConfigError(f"typos failed in {cwd} (exit {returncode}): {problem}")
+    lines = stdout.decode(errors="replace").splitlines()
+    if lines:
+        import json  # typos prints nothing for clean files
+
+    for raw in lines:
         try:
             entry = json.loads(raw)
         except ValueError as error:

@@ -12,16 +12,31 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lint_rules.renamer import ScopeRenamer, is_private
-from lint_rules.rule import Edit, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules import timing
+from lint_rules.rule import (
+    ConfigError,
+    Edit,
+    FileContext,
+    Fix,
+    Invalid,
+    Rule,
+    RuleOptions,
+    Valid,
+    is_private,
+)
 from lint_rules.typos_runner import (
     TYPOS_CONFIG_NAMES,
     Misspelling,
+    PendingTypos,
     find_typos,
-    run_typos_on_files,
     run_typos_on_text,
+    start_typos_on_files,
 )
+
+if TYPE_CHECKING:
+    from lint_rules.renamer import ScopeRenamer
 
 # The examples' misspellings (the seed's list) are built from parts so that this
 # repository's own typos run does not flag this file.
@@ -163,6 +178,8 @@ class TypoRule(Rule):
         super().__init__(options)
         self._batch: dict[Path, tuple[str, list[Misspelling]]] = {}
         self._clean_digests: set[str] = set()
+        self._pending: tuple[list[Path], PendingTypos] | None = None
+        self._batch_error: ConfigError | None = None
 
     @classmethod
     def cache_fingerprint(cls, root: Path) -> str:
@@ -180,10 +197,24 @@ class TypoRule(Rule):
         return f"{cls.CODE}:{'|'.join(parts)}"
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
-        """Run typos once over the batch; keep each file's misspellings by content."""
+        """Start typos over the batch; its findings are read when the first file needs them
+        (so typos runs while the engine reads the file and the other rules' prefilters run)."""
+        if self._pending is not None:
+            self._pending[1].cancel()
         self._batch = {}
         self._clean_digests = set()
-        found = run_typos_on_files(paths)
+        self._batch_error = None
+        with timing.timed("typos"):
+            self._pending = (list(paths), start_typos_on_files(paths))
+
+    def _collect(self) -> None:
+        """Wait for the batch's typos run; keep each file's misspellings by content."""
+        if self._pending is None:
+            return
+        paths, pending = self._pending
+        self._pending = None
+        with timing.timed("typos"):
+            found = pending.result()
         flagged: set[str] = set()
         for path in paths:
             try:
@@ -203,9 +234,17 @@ class TypoRule(Rule):
         self._clean_digests -= flagged
 
     def prefilter(self, text: str) -> bool:
+        try:
+            self._collect()
+        except ConfigError as error:  # typos failed: check_file raises it, which ends the run
+            self._batch_error = error
+            return True
         return _digest(text) not in self._clean_digests
 
     def check_file(self) -> None:
+        if self._batch_error is not None:
+            raise self._batch_error
+        self._collect()
         text = self.file.text
         known = self._batch.get(self.file.path)
         if known is not None and known[0] == _digest(text):
@@ -385,6 +424,8 @@ class _Placer:
 
     def _renamer(self) -> ScopeRenamer:
         if self._names is None:
+            from lint_rules.renamer import ScopeRenamer  # libcst: only for scope analysis
+
             values = [value for _, _, value in self.strings]
             self._names = ScopeRenamer(self.text, self.file.cst_wrapper, values)
         return self._names

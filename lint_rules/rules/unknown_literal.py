@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -338,6 +337,8 @@ def _use_site_pattern(attributes: Iterable[str], classes: Iterable[str]) -> re.P
 def closest(value: str, allowed: Sequence[str]) -> tuple[str | None, bool]:
     """The allowed value most like ``value`` (None if none is close), and whether it
     leads every other one clearly."""
+    import difflib  # only when a value is not allowed
+
     scored = sorted(
         ((difflib.SequenceMatcher(None, value, item).ratio(), item) for item in allowed),
         key=lambda pair: (-pair[0], pair[1]),

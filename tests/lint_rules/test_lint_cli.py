@@ -246,3 +246,25 @@ def test_this_repository_configures_its_legacy_rename() -> None:
     config = load_config(REPOSITORY, ALL_RULES)
 
     assert config.rule_options["renames"] == {"handoff_occured": "handoff_occurred"}
+
+
+def test_phase_times_add_up_the_workers_phases(project: Path, tmp_path: Path) -> None:
+    for index in range(20):
+        (project / f"module_{index:02}.py").write_text("old_name()\n" * 50)
+    times_file = tmp_path / "phases.json"
+    options = ["--no-cache", "--select", "LR001", "--jobs", "2", "--phase-times", str(times_file)]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lint_rules", "check", *options],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count("LR001") == 1000
+    times = json.loads(times_file.read_text())
+    assert list(times) == ["discovery", "typos", "parse", "rules", "report"]
+    assert times["typos"] == 0.0, "LR004 was not selected"
+    assert all(times[phase] > 0 for phase in ("discovery", "parse", "rules", "report"))

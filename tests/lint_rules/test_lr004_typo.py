@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import io
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.typos_runner import find_typos
+from lint_rules.typos_runner import PIPE_INPUT_LIMIT, find_typos
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint
@@ -486,6 +487,26 @@ def test_files_checked_by_several_processes_are_all_reported(project: Path, lint
     outcome = lint("check", "--no-cache", "--jobs", "2")
 
     assert outcome.out.count("LR004") == 24
+
+
+def test_batch_with_a_file_list_too_long_for_a_pipe_is_checked_whole(
+    project: Path, lint: Lint, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    package = project / ("a_rather_long_package_name_" * 3)
+    package.mkdir()
+    names = [f"module_with_a_long_name_number_{index:03}.py" for index in range(60)]
+    for name in names:
+        _write(package, name, "# {suppresses}\n")
+    listing = "".join(f"{package.name}/{name}\n" for name in names)
+    assert len(listing.encode()) > PIPE_INPUT_LIMIT
+
+    outcome = lint("check", "--no-cache", "--jobs", "1")
+
+    assert outcome.out.count("LR004") == 60
+    assert list(scratch.iterdir()) == [], "the file list given to typos is removed"
 
 
 def test_missing_typos_is_an_error_with_exit_code_2(

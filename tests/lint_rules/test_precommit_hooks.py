@@ -40,6 +40,25 @@ def hooks_repository() -> Path:
     return Path(top.stdout.strip())
 
 
+CONTRACT = """\
+from typing import Protocol
+
+
+class Store(Protocol):
+    def get(self, key: str) -> bytes: ...
+    def put(self, key: str, value: bytes) -> None: ...
+"""
+# The right names and parameters (LR003 is content), the wrong return type (mypy is not).
+STORE = """\
+class MemoryStore:
+    def get(self, key: str) -> str:
+        return key
+
+    def put(self, key: str, value: bytes) -> None:
+        pass
+"""
+
+
 @dataclass(frozen=True)
 class TryRepo:
     """The adopter's file before and after ``pre-commit try-repo``, and each hook's output."""
@@ -60,8 +79,11 @@ def try_repo(hooks_repository: Path, tmp_path_factory: pytest.TempPathFactory) -
     adopter = tmp_path_factory.mktemp("adopter")
     (adopter / "pyproject.toml").write_text(
         '[project]\nname = "adopter"\nversion = "0"\n\n'
-        '[tool.lint_rules.renames]\nold_name = "new_name"\n'
+        '[tool.lint_rules.renames]\nold_name = "new_name"\n\n'
+        '[tool.lint_rules.protocols]\n"contract:Store" = ["store.py"]\n'
     )
+    (adopter / "contract.py").write_text(CONTRACT)
+    (adopter / "store.py").write_text(STORE)
     source = "from lib import old_name\n\nold_name()\n"
     (adopter / "app.py").write_text(source)
     _git(adopter, "init", "-q")
@@ -93,6 +115,14 @@ def test_lint_rules_fix_hook_fixes_the_file(try_repo: TryRepo) -> None:
     assert "files were modified by this hook" in output, try_repo.hook_output
     assert try_repo.after == "from lib import new_name\n\nnew_name()\n"
     assert try_repo.returncode == 1
+
+
+def test_lint_rules_protocols_hook_fails_naming_the_class(try_repo: TryRepo) -> None:
+    output = try_repo.hook_output.get("lint-rules-protocols", "")
+
+    assert "- exit code: 1" in output, try_repo.hook_output
+    assert "store.py:1:1: LR100 `MemoryStore` is not a `contract.Store` for mypy" in output
+    assert "Got: def get(self, key: str) -> str" in output
 
 
 def _git(root: Path, *arguments: str) -> None:

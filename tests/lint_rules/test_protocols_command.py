@@ -223,3 +223,76 @@ def test_every_session_class_of_this_repository_passes() -> None:
         assert check_protocols(config) == []
     finally:
         os.chdir(previous)
+
+
+def _store_project(root: Path, files: dict[str, str]) -> Path:
+    """A strict-mypy project whose ``Store`` implementations live in ``src/shop/``."""
+    (root / "pyproject.toml").write_text(
+        '[tool.mypy]\nstrict = true\nmypy_path = "src"\n\n'
+        '[tool.lint_rules.protocols]\n"shop.contract:Store" = ["src/shop/impls/"]\n'
+    )
+    package = root / "src" / "shop"
+    (package / "impls").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "impls" / "__init__.py").write_text("")
+    (package / "contract.py").write_text(textwrap.dedent(PROTOCOL))
+    for name, source in files.items():
+        (package / "impls" / name).write_text(textwrap.dedent(source))
+    return root
+
+
+def _probe_modules(root: Path) -> dict[str, int]:
+    """The probe modules of the last run, by name, with their modification times."""
+    directory = root / ".lint_rules_cache" / "protocols" / "probes"
+    return {path.name: path.stat().st_mtime_ns for path in directory.glob("*.py")}
+
+
+def test_second_run_after_an_edit_reports_exactly_the_broken_class(tmp_path: Path) -> None:
+    names = ["first", "second", "third"]
+    root = _store_project(tmp_path, {f"{n}.py": GOOD.format(name=n.title()) for n in names})
+    assert _run(root) == Run(0, "All checks passed!\n", "")
+    probes = _probe_modules(root)
+    assert len(probes) == 3, "one probe module per implementation file"
+    assert (root / ".lint_rules_cache" / "protocols" / "mypy").is_dir()
+
+    second = root / "src" / "shop" / "impls" / "second.py"
+    second.write_text(second.read_text().replace("list[str]:", "list[bytes]:"))
+    run = _run(root)
+
+    assert run.code == 1, run.err
+    assert run.out.startswith(
+        "src/shop/impls/second.py:2:1: LR100 `Second` is not a `shop.contract.Store` for mypy"
+    )
+    assert "list[bytes]" in run.out
+    assert run.out.endswith("Found 1 error.\n")
+    assert _probe_modules(root) == probes, "unchanged probe modules are not rewritten"
+
+
+def test_probe_imports_the_class_from_its_package_module(tmp_path: Path) -> None:
+    root = _store_project(tmp_path, {"memory.py": GOOD.format(name="Memory")})
+    assert _run(root).code == 0
+
+    (probe,) = (root / ".lint_rules_cache" / "protocols" / "probes").glob("*.py")
+    text = probe.read_text()
+    assert "from shop.contract import Store as _lint_rules_protocol_0" in text
+    assert "from shop.impls.memory import Memory as _lint_rules_impl_0" in text
+
+
+def test_probe_module_of_a_removed_implementation_is_deleted(tmp_path: Path) -> None:
+    root = _store_project(
+        tmp_path, {"kept.py": GOOD.format(name="Kept"), "gone.py": GOOD.format(name="Gone")}
+    )
+    assert _run(root).code == 0
+    assert len(_probe_modules(root)) == 2
+
+    (root / "src" / "shop" / "impls" / "gone.py").unlink()
+
+    assert _run(root).code == 0
+    assert len(_probe_modules(root)) == 1
+
+
+def test_cache_folder_is_ignored_by_git(tmp_path: Path) -> None:
+    root = _store_project(tmp_path, {"memory.py": GOOD.format(name="Memory")})
+    assert _run(root).code == 0
+
+    assert (root / ".lint_rules_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
