@@ -96,9 +96,14 @@ async def _command(command: str, session: Session, stdout: TextIO) -> None:
         for item in await session.get_items():
             print(_describe(item), file=stdout)
     elif command == "/undo":
-        # an exchange ends with the assistant's answer and starts with the user's message
+        # An exchange ends with the assistant's answer and starts with the user's message.
+        # At most one pop per stored item: a store whose pop_item fails to remove what it
+        # returns cannot keep this loop going forever.
         forgotten = 0
-        while (popped := await session.pop_item()) is not None:
+        for _ in range(len(await session.get_items())):
+            popped = await session.pop_item()
+            if popped is None:
+                break
             forgotten += 1
             if message_role(popped) == "user":
                 break

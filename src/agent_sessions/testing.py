@@ -890,9 +890,8 @@ class SessionConformance:
             pytest.skip(f"{type(session).__name__} has no close()")
         await session.add_items([{"n": 0}])
         await _close(session)
-        arguments: dict[str, tuple[Any, ...]] = {"add_items": ([{"n": 1}],)}
         with pytest.raises(SessionClosedError, match=r"\S") as raised:
-            await getattr(session, call)(*arguments.get(call, ()))
+            await getattr(session, call)(*_DATA_CALLS[call])
         assert isinstance(raised.value, RuntimeError)
 
     @_closes_sessions
@@ -900,8 +899,15 @@ class SessionConformance:
         session = await self.open_session("closed")
         if not callable(getattr(session, "close", None)):
             pytest.skip(f"{type(session).__name__} has no close()")
+        await session.add_items([{"n": 0}])
         await _close(session)
-        await _close(session)
+        await _close(session)  # raises nothing, and the session stays closed:
+        for call, arguments in _DATA_CALLS.items():
+            with pytest.raises(SessionClosedError):
+                await getattr(session, call)(*arguments)
+        await _close(session)  # nor does any later close()
+        with pytest.raises(SessionClosedError):
+            await session.get_items()
 
     @_closes_sessions
     async def test_closing_one_session_leaves_others_on_the_same_id_usable(self) -> None:
@@ -924,6 +930,15 @@ class SessionConformance:
 
 
 # -- module-level helpers (picklable for child processes) ------------------------------------
+
+
+_DATA_CALLS: dict[str, tuple[Any, ...]] = {
+    "get_items": (),
+    "add_items": ([{"n": 1}],),
+    "pop_item": (),
+    "clear_session": (),
+}
+"""Each data call of a session, with arguments that would succeed on an open one."""
 
 
 def _unique(label: str) -> str:

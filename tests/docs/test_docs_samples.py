@@ -119,6 +119,7 @@ def test_every_python_block_of_the_docs_is_collected() -> None:
     assert sum(len(samples.blocks) for samples in PAGES) == fences
 
 
+@pytest.mark.timeout(600)  # a cold mypy --strict run over the samples: minutes when loaded
 def test_samples_type_check_with_mypy_strict(tmp_path: Path) -> None:
     pages: dict[str, str] = {}
     for number, samples in enumerate(PAGES):

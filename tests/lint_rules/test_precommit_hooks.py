@@ -22,6 +22,8 @@ HERE = Path(__file__).resolve().parent
 pytestmark = [
     pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed"),
     pytest.mark.slow,
+    # try-repo pip-installs the hooks' environment (a minute or more on a loaded machine).
+    pytest.mark.timeout(900),
 ]
 
 

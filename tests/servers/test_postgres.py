@@ -116,7 +116,18 @@ async def test_add_items_waits_for_a_writer_holding_the_session_lock_and_cancels
             (store._queries.lock_class, session.session_id),
         )
         waiting = asyncio.create_task(session.add_items([{"n": 1}, {"n": 2}]))
-        await asyncio.sleep(0.2)
+        # Observed, not slept for: PostgreSQL shows the write waiting for that very lock.
+        for _ in range(500):  # at most about 10 s
+            cursor = await other_writer.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                " AND classid = %s::int4::oid AND objid = hashtext(%s)::oid AND objsubid = 2",
+                (store._queries.lock_class, session.session_id),
+            )
+            row = await cursor.fetchone()
+            if (row is not None and row[0] == 1) or waiting.done():
+                break
+            await asyncio.sleep(0.02)
+        assert row == (1,), "the write never waited for the session lock"
         assert not waiting.done()
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):

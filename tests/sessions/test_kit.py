@@ -1,169 +1,218 @@
-"""The conformance kit itself: a correct third-party backend passes it, broken ones fail."""
+"""The conformance kit itself: a correct third-party backend passes it, and every kit test
+fails the backend broken in exactly the way it guards.
+
+The mutation self-test runs the whole kit, in one in-process pytest, on ``ListSession`` and
+on each broken backend registered in ``MUTANT_REGISTRIES``, and checks for each mutant the
+exact set of failing tests and the passed, skipped and errored counts. A kit test without a
+broken backend, or a mutant for a test the kit no longer has, fails it.
+"""
 
 from __future__ import annotations
 
-import textwrap
-import threading
+import gc
+import importlib
+import inspect
+import os
+import sys
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-from agent_sessions import Item, Session, SessionABC, SessionClosedError, SessionSettings
-from agent_sessions._json import decode_items, encode_items
-from agent_sessions.protocol import validate_session_id
 from agent_sessions.testing import SessionConformance
 
+from .list_session import ListKit, ListSession, ListStore
 
-class ListStore:
-    """Items per session id in plain lists, as JSON text: the smallest correct store."""
+__all__ = ["ListSession", "ListStore", "TestListSession"]
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.rows: dict[str, list[str]] = {}
-
-
-class ListSession(SessionABC):
-    def __init__(
-        self, session_id: str, store: ListStore, session_settings: SessionSettings | None = None
-    ) -> None:
-        self.session_id = validate_session_id(session_id)
-        self.session_settings = session_settings
-        self.store = store
-        self.closed = False
-
-    async def get_items(self, limit: int | None = None) -> list[Item]:
-        self.check_open()
-        limit = self._effective_limit(limit)
-        with self.store.lock:
-            rows = list(self.store.rows.get(self.session_id, []))
-        if limit is not None:
-            rows = rows[len(rows) - min(limit, len(rows)) :]
-        return decode_items(enumerate(rows), where=str)
-
-    async def add_items(self, items: list[Item]) -> None:
-        self.check_open()
-        encoded = encode_items(items)
-        with self.store.lock:
-            self.store.rows.setdefault(self.session_id, []).extend(encoded)
-
-    async def pop_item(self) -> Item | None:
-        self.check_open()
-        with self.store.lock:
-            rows = self.store.rows.get(self.session_id, [])
-            while rows:
-                popped = decode_items([(len(rows), rows.pop())], where=str)
-                if popped:
-                    return popped[0]
-        return None
-
-    async def clear_session(self) -> None:
-        self.check_open()
-        with self.store.lock:
-            self.store.rows.pop(self.session_id, None)
-
-    async def close(self) -> None:
-        self.closed = True
-
-    def check_open(self) -> None:
-        if self.closed:
-            raise SessionClosedError(f"ListSession {self.session_id!r} is closed")
+MUTANT_REGISTRIES: dict[str, str] = {
+    # module under tests/sessions: its dict of kit test name -> broken backend (or Mutant)
+    "kit_mutants": "MUTANTS",
+    # "kit_mutants_loops": "LOOP_MUTANTS",  (the event-loop tests, when they land)
+}
+"""Where the broken backends come from: one line per module."""
 
 
-class TestListSession(SessionConformance):
+class TestListSession(ListKit):
     """A backend outside this library runs the kit as its authors would."""
 
-    store: ListStore
 
-    @pytest.fixture(autouse=True)
-    def list_store(self) -> None:
-        self.store = ListStore()
-
-    async def create_session(
-        self, session_id: str, *, session_settings: SessionSettings | None = None
-    ) -> Session:
-        return ListSession(session_id, self.store, session_settings)
-
-    async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
-        with self.store.lock:
-            self.store.rows.setdefault(session.session_id, []).append(
-                raw.decode("utf-8", "replace")
-            )
+# -- the mutation self-test -----------------------------------------------------------------
 
 
-BROKEN_BACKENDS = textwrap.dedent(
-    """
-    import asyncio
-    import copy
+@dataclass
+class Outcomes:
+    """What the inner run reported for one kit class: node ids (``test[param]``) by outcome."""
 
-    from agent_sessions.testing import SessionConformance
-
-    STORE = {}
-
-    class DictSession:
-        def __init__(self, session_id, session_settings=None):
-            if not session_id:
-                raise ValueError("session_id must not be empty")
-            self.session_id = session_id
-            self.session_settings = session_settings
-
-        async def get_items(self, limit=None):
-            items = STORE.get(self.session_id, [])
-            return copy.deepcopy(items if limit is None else items[len(items) - limit:])
-
-        async def add_items(self, items):
-            STORE.setdefault(self.session_id, []).extend(copy.deepcopy(items))
-
-        async def pop_item(self):
-            items = STORE.get(self.session_id, [])
-            return items.pop() if items else None
-
-        async def clear_session(self):
-            STORE.pop(self.session_id, None)
-
-    class OldestFirstLimit(DictSession):
-        async def get_items(self, limit=None):
-            items = STORE.get(self.session_id, [])
-            return copy.deepcopy(items if limit is None else items[:limit])
-
-    class Aliasing(DictSession):
-        async def add_items(self, items):
-            STORE.setdefault(self.session_id, []).extend(items)
-
-    class OneByOne(DictSession):
-        async def add_items(self, items):
-            for item in items:
-                await asyncio.sleep(0)
-                STORE.setdefault(self.session_id, []).append(copy.deepcopy(item))
-
-    def kit_for(session_class):
-        class Kit(SessionConformance):
-            async def create_session(self, session_id, *, session_settings=None):
-                return session_class(session_id, session_settings)
-        return Kit
-
-    TestOldestFirstLimit = kit_for(OldestFirstLimit)
-    TestAliasing = kit_for(Aliasing)
-    TestOneByOne = kit_for(OneByOne)
-    """
-)
+    passed: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
+    skipped: set[str] = field(default_factory=set)
+    errored: set[str] = field(default_factory=set)
 
 
-def test_the_kit_fails_broken_backends_in_strict_asyncio_mode(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_broken=BROKEN_BACKENDS)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "asyncio",
-        "-o",
-        "asyncio_mode=strict",
-        "-k",
-        "limit_n_returns or mutating_items_after or concurrent_tasks",
+def kit_test_names() -> set[str]:
+    return {
+        name
+        for name, member in inspect.getmembers(SessionConformance)
+        if name.startswith("test_") and inspect.isfunction(member)
+    }
+
+
+def registered_mutants() -> dict[str, tuple[type, frozenset[str]]]:
+    """Kit test name -> (broken backend, the kit tests it must fail), from every registry."""
+    from .kit_mutants import Mutant
+
+    mutants: dict[str, tuple[type, frozenset[str]]] = {}
+    for module_name, attribute in MUTANT_REGISTRIES.items():
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        registry: dict[str, type | Mutant] = getattr(module, attribute)
+        for test, entry in registry.items():
+            if test in mutants:
+                raise AssertionError(f"{module_name}.{attribute}: {test} has a mutant already")
+            if isinstance(entry, Mutant):
+                mutants[test] = (entry.backend, entry.fails or frozenset({test}))
+            else:
+                mutants[test] = (entry, frozenset({test}))
+    return mutants
+
+
+def _kit_class(name: str, backend: type) -> type:
+    if issubclass(backend, SessionConformance):
+        return type(name, (backend,), {})
+    if issubclass(backend, ListSession):
+        return type(name, (ListKit,), {"session_class": backend})
+    raise TypeError(f"{backend!r} is neither a ListSession nor a SessionConformance subclass")
+
+
+class _Reports:
+    def __init__(self) -> None:
+        self.by_class: dict[str, Outcomes] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        _, class_name, test_id = report.nodeid.split("::")
+        outcomes = self.by_class.setdefault(class_name, Outcomes())
+        if report.when == "call":
+            getattr(outcomes, report.outcome).add(test_id)
+        elif report.failed:
+            outcomes.errored.add(test_id)
+        elif report.skipped:
+            outcomes.skipped.add(test_id)
+
+
+def run_kit_on_mutants(directory: Path) -> dict[str, Outcomes]:
+    """The whole kit on ListSession ("correct") and on every mutant (by the kit test it is
+    for), in one pytest in this process."""
+    mutants = sorted(registered_mutants().items())
+    classes = {"TestCorrect": _kit_class("TestCorrect", ListSession)}
+    for index, (_, (backend, _)) in enumerate(mutants):
+        classes[f"TestMutant{index}"] = _kit_class(f"TestMutant{index}", backend)
+    module = types.ModuleType("kit_mutants_under_test")
+    module.__dict__.update(classes)
+    (directory / "test_mutants.py").write_text(f"from {module.__name__} import *\n")
+    reports = _Reports()
+    saved_path, saved_modules = list(sys.path), set(sys.modules)
+    sys.modules[module.__name__] = module
+    # Thousands of short tests: the collector would rescan every object of both sessions
+    # again and again (a third of the run). Collected once, at the end.
+    gc.collect()
+    gc.disable()
+    try:
+        code = pytest.main(
+            [
+                str(directory / "test_mutants.py"),
+                f"--rootdir={directory}",
+                "-c",
+                os.devnull,
+                "-qq",
+                "--tb=no",
+                "-p",
+                "no:cacheprovider",
+                # The outer test's timeout bounds the whole inner run; a second
+                # pytest-timeout inside would reset the outer one's alarm.
+                "-p",
+                "no:timeout",
+                "-p",
+                "no:hypothesispytest",
+                "-o",
+                "asyncio_mode=strict",
+                "-o",
+                "asyncio_default_fixture_loop_scope=function",
+            ],
+            plugins=[reports],
+        )
+    finally:
+        gc.enable()
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - saved_modules:
+            if name in (module.__name__, "test_mutants"):
+                del sys.modules[name]
+        gc.collect()
+    assert code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), f"inner pytest: {code!r}"
+    runs = {"correct": reports.by_class["TestCorrect"]}
+    for index, (test, _) in enumerate(mutants):
+        runs[test] = reports.by_class.get(f"TestMutant{index}", Outcomes())
+    return runs
+
+
+@pytest.fixture(scope="module")
+def kit_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcomes]:
+    return run_kit_on_mutants(tmp_path_factory.mktemp("kit_mutants"))
+
+
+def _expand(spec: frozenset[str], universe: set[str]) -> set[str]:
+    """Test names (all their parametrizations) and ``name[param]`` ids -> node ids."""
+    expanded: set[str] = set()
+    for entry in spec:
+        if "[" in entry:
+            expanded.add(entry)
+        else:
+            expanded |= {test_id for test_id in universe if test_id.split("[")[0] == entry}
+    return expanded
+
+
+def test_every_kit_test_has_exactly_one_broken_backend() -> None:
+    kit, mutants = kit_test_names(), set(registered_mutants())
+    assert not kit - mutants, (
+        f"kit tests without a broken backend (add one to a registry of "
+        f"MUTANT_REGISTRIES in tests/sessions/test_kit.py): {sorted(kit - mutants)}"
     )
-    result.stdout.fnmatch_lines(
-        [
-            "FAILED *TestOldestFirstLimit::test_get_items_limit_n_returns_the_latest_n_*",
-            "FAILED *TestAliasing::test_mutating_items_after_add_items_changes_nothing_stored*",
-            "FAILED *TestOneByOne::test_concurrent_tasks_lose_no_items_and_keep_batches_*",
-        ],
-        consecutive=False,
+    assert not mutants - kit, f"mutants for tests the kit does not have: {sorted(mutants - kit)}"
+
+
+@pytest.mark.timeout(600)
+def test_the_correct_backend_passes_the_whole_kit(kit_runs: dict[str, Outcomes]) -> None:
+    correct = kit_runs["correct"]
+    assert correct.failed == set()
+    assert correct.errored == set()
+    assert {test_id.split("[")[0] for test_id in correct.passed | correct.skipped} == (
+        kit_test_names()
     )
-    outcomes = result.parseoutcomes()
-    assert outcomes["failed"] == 3
+    # ListKit claims no processes: that one test is skipped, every other one runs.
+    assert {test_id.split("[")[0] for test_id in correct.skipped} == {
+        "test_concurrent_processes_lose_no_items_and_keep_batches_contiguous"
+    }
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("test", sorted(kit_test_names()))
+def test_the_kit_test_fails_its_broken_backend(kit_runs: dict[str, Outcomes], test: str) -> None:
+    mutants = registered_mutants()
+    if test not in mutants:
+        pytest.fail(f"{test} has no broken backend", pytrace=False)
+    backend, spec = mutants[test]
+    correct, run = kit_runs["correct"], kit_runs[test]
+    universe = correct.passed | correct.skipped
+    expected = _expand(spec, universe)
+    assert test in {test_id.split("[")[0] for test_id in expected}, (
+        f"the mutant for {test} is not declared to fail it: {sorted(spec)}"
+    )
+    assert run.errored == set(), f"{backend.__name__}: errors in {sorted(run.errored)}"
+    assert run.failed == expected, (
+        f"{backend.__name__}: unexpected failures {sorted(run.failed - expected)}, "
+        f"expected failures that passed {sorted(expected - run.failed)}"
+    )
+    assert Counter(passed=len(run.passed), skipped=len(run.skipped)) == Counter(
+        passed=len(correct.passed - expected), skipped=len(correct.skipped - expected)
+    )

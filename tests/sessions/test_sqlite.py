@@ -169,8 +169,18 @@ async def test_the_event_loop_keeps_running_while_another_process_holds_the_lock
 
 @pytest.mark.slow
 async def test_a_write_cancelled_while_waiting_for_the_lock_never_commits(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    busy: list[str] = []  # each time the store found the database locked
+
+    def is_busy(exc: sqlite3.OperationalError) -> bool:
+        found = original_is_busy(exc)
+        if found:
+            busy.append(threading.current_thread().name)
+        return found
+
+    original_is_busy = sqlite_module._is_busy
+    monkeypatch.setattr(sqlite_module, "_is_busy", is_busy)
     path = str(tmp_path / "locked.db")
     async with SQLiteSession("waiting", path) as session:
         await session.add_items([{"n": 0}])
@@ -179,7 +189,14 @@ async def test_a_write_cancelled_while_waiting_for_the_lock_never_commits(
         holder.start()
         assert await asyncio.to_thread(locked.wait, 60)
         write = asyncio.create_task(session.add_items([{"n": 1}]))
-        await asyncio.sleep(0.2)  # the write is waiting for the lock in a worker thread
+        # Observed, not slept for: a worker thread found the database locked (it waits).
+        loop_thread = threading.current_thread().name
+        for _ in range(1000):  # at most about 10 s
+            if any(name != loop_thread for name in busy) or write.done():
+                break
+            await asyncio.sleep(0.01)
+        assert any(name != loop_thread for name in busy), "the write never waited for the lock"
+        assert not write.done()
         write.cancel()
         with pytest.raises(asyncio.CancelledError):
             await write
