@@ -55,6 +55,7 @@ from .protocol import (
     Item,
     SessionABC,
     SessionClosedError,
+    SessionError,
     SessionSettings,
     SessionsPage,
     UnsupportedSchemaError,
