@@ -148,7 +148,7 @@ def test_a_line_nested_100k_deep_is_refused_by_number_and_nothing_is_imported(
     ("bad_id", "message"),
     [
         # a lone surrogate: JSON can spell it, UTF-8 cannot store it
-        ("\ud800", "line 2: session_id holds '\\ud800', a lone surrogate"),
+        ("\ud800", "line 2: session_id holds '\\ud800' at index 0, a lone surrogate"),
         (7, "line 2: session_id must be a str, got int"),
     ],
 )
