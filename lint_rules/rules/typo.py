@@ -6,15 +6,18 @@ import ast
 import bisect
 import hashlib
 import io
+import os
 import re
 import sys
 import tokenize
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lint_rules import timing
+from lint_rules.ownership import FileNames, collected_tests, is_test_file
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -33,6 +36,8 @@ from lint_rules.typos_runner import (
     find_typos,
     run_typos_on_text,
     start_typos_on_files,
+    typos_config,
+    typos_root,
 )
 
 if TYPE_CHECKING:
@@ -128,6 +133,7 @@ class TypoRule(Rule):
     CODE = "LR004"
     NAME = "typo"
     MESSAGE = "`{typo}` should be {correction} in {place}{note}"
+    READS = ("renames",)
 
     VALID = (
         Valid("# Suppresses warnings about missing annotations\n"),
@@ -186,6 +192,8 @@ class TypoRule(Rule):
         self._clean_digests: set[str] = set()
         self._pending: tuple[list[Path], PendingTypos] | None = None
         self._batch_error: ConfigError | None = None
+        self.renamed = _renamed_names(options.get("renames"))
+        """The old names of ``[tool.lint_rules.renames]``: LR001's to report, not ours."""
 
     @classmethod
     def cache_fingerprint(cls, root: Path) -> str:
@@ -258,9 +266,11 @@ class TypoRule(Rule):
         else:  # stdin, a file changed by a fix pass, or not plain UTF-8 on disk
             misspellings = run_typos_on_text(self.file.path, text)
         if misspellings:
-            placer = _Placer(self.file)
+            placer = _Placer(self.file, self.renamed)
             for misspelling in misspellings:
-                self._report(placer.place(misspelling))
+                placed = placer.place(misspelling)
+                if placed is not None:
+                    self._report(placed)
 
     def _report(self, placed: Placed) -> None:
         correction = " or ".join(f"`{word}`" for word in placed.corrections) or "spelt otherwise"
@@ -319,11 +329,15 @@ _PLACED_TOKENS = (tokenize.COMMENT, tokenize.NAME, *_STRING_TOKENS)
 class _Placer:
     """Locates misspellings in one file; the concrete syntax tree is built on demand."""
 
-    def __init__(self, file: FileContext) -> None:
+    def __init__(self, file: FileContext, renamed: frozenset[str] = frozenset()) -> None:
         self.file = file
         self.text = text = file.text
+        self.renamed = renamed
+        self.in_tests = is_test_file(file.path, file.root)
         self._range = file.node_range
         self._names: ScopeRenamer | None = None
+        self._owners: FileNames | None = None
+        self._tests: set[int] | None = None
         self._definitions: dict[int, str] | None = None
         self._imports: list[tuple[int, int]] = []
         self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
@@ -343,13 +357,16 @@ class _Placer:
                 )
         self.strings.sort()
 
-    def place(self, misspelling: Misspelling) -> Placed:
+    def place(self, misspelling: Misspelling) -> Placed | None:
+        """Where the misspelling is and what to do about it; ``None``: not LR004's to report."""
         start = self._offset(misspelling)
         end = start + len(misspelling.typo)
         corrections = misspelling.corrections
         if self.text[start:end] != misspelling.typo:  # typos' lines differ (e.g. lone \r)
             note = "; not fixed: it could not be located exactly"
             return Placed(start, start, misspelling.typo, corrections, "this file", note)
+        if self.renamed and self._word_at(start, end) in self.renamed:
+            return None  # an old name of [tool.lint_rules.renames]: LR001 reports its uses
         token = self._token_at(start, end)
         kind = token[2] if token is not None else None
         if kind == tokenize.COMMENT:
@@ -375,10 +392,16 @@ class _Placer:
     ) -> Placed:
         # Scope analysis (libcst) is slow; skip it when its answer cannot change the outcome.
         old, typo, corrections = self.text[first:last], misspelling.typo, misspelling.corrections
+        foreign = self._owners_of().foreign(first, old)
+        if foreign is not None:
+            site, why = foreign
+            note = f"; {NOT_OURS}: {why}; to accept it, {self._allow(old, identifier=True)}"
+            return Placed(start, end, typo, corrections, f"{site} `{old}`", note)
         if _ambiguous(misspelling):
-            return Placed(
-                start, end, typo, corrections, f"identifier `{old}`", _ambiguous(misspelling)
-            )
+            note = f"{_ambiguous(misspelling)}; if it is spelt as intended, {self._allow(typo)}"
+            return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
+        if first in self._test_names():
+            return self._scoped_identifier(first, last, start, end, misspelling, test=True)
         kind = None if is_private(old) else self._public_site(first)
         if kind is None:
             return self._scoped_identifier(first, last, start, end, misspelling)
@@ -386,9 +409,19 @@ class _Placer:
         return Placed(start, end, typo, corrections, f"{kind} `{old}`", _public_note(old, new))
 
     def _scoped_identifier(
-        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
+        self,
+        first: int,
+        last: int,
+        start: int,
+        end: int,
+        misspelling: Misspelling,
+        test: bool = False,
     ) -> Placed:
-        """Place a misspelling (one correction) by what the name at ``first:last`` binds."""
+        """Place a misspelling (one correction) by what the name at ``first:last`` binds.
+
+        ``test``: the name is a test function pytest collects: no caller names it, so it is
+        renamed like a private name.
+        """
         old = self.text[first:last]
         typo, corrections = misspelling.typo, misspelling.corrections
         renamer = self._renamer()
@@ -398,6 +431,9 @@ class _Placer:
             return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
         new = old[: start - first] + corrections[0] + old[end - first :]
         binding = renamer.binding(node)
+        if test and binding.scope is not None:
+            kind = "test method" if binding.class_node is not None else "test function"
+            binding = replace(binding, kind=kind, private=True)
         place = f"{binding.kind} `{old}`"
         if not binding.private:
             return Placed(start, end, typo, corrections, place, _public_note(old, new))
@@ -448,6 +484,12 @@ class _Placer:
         return ""
 
     def _string_constant(self, start: int, end: int, misspelling: Misspelling) -> Placed:
+        place = "a string constant"
+        if self.in_tests:
+            word = self._word_at(start, end)
+            advice = self._allow(word, identifier=word.lower() != misspelling.typo.lower())
+            note = f"; {TEST_DATA}: not fixed, a test may misspell it on purpose; if so, {advice}"
+            return Placed(start, end, misspelling.typo, misspelling.corrections, place, note)
         note = "; not fixed: its value may be relied on"
         constant = self._constant_at(start, end)
         if constant is not None and not _ambiguous(misspelling):
@@ -457,7 +499,6 @@ class _Placer:
                 inner = start - body.start(2)
                 new = value[:inner] + misspelling.corrections[0] + value[inner + (end - start) :]
                 note += f"; to migrate it, {_renames_line(value, new)}"
-        place = "a string constant"
         return Placed(start, end, misspelling.typo, misspelling.corrections, place, note)
 
     def _constant_at(self, start: int, end: int) -> tuple[int, int, str] | None:
@@ -468,6 +509,39 @@ class _Placer:
                 return first, last, value
             index -= 1
         return None
+
+    def _word_at(self, start: int, end: int) -> str:
+        """The whole word (letters, digits, ``_``) around ``start:end``."""
+        first, last = start, end
+        while first > 0 and (self.text[first - 1].isalnum() or self.text[first - 1] == "_"):
+            first -= 1
+        while last < len(self.text) and (self.text[last].isalnum() or self.text[last] == "_"):
+            last += 1
+        return self.text[first:last]
+
+    def _owners_of(self) -> FileNames:
+        if self._owners is None:
+            self._owners = FileNames(self.file)
+        return self._owners
+
+    def _test_names(self) -> set[int]:
+        """The offsets of the names of the test functions pytest collects from this file."""
+        if self._tests is None:
+            self._tests = set()
+            tests = collected_tests(self.file.path, self.file.ast_tree)
+            for node in ast.walk(self.file.ast_tree):
+                if id(node) in tests and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    name = self.file.definition_name(node)
+                    if name is not None:
+                        self._tests.add(name[0])
+        return self._tests
+
+    def _allow(self, word: str, identifier: bool = False) -> str:
+        """The typos configuration line that accepts ``word`` (an identifier: exactly)."""
+        table = "extend-identifiers" if identifier else "extend-words"
+        key = word if identifier else word.lower()
+        where = _typos_table(os.path.abspath(self.file.path.parent), table)
+        return f"add `{_toml_key(key)} = {_toml_string(key)}` to {where}"
 
     def _renamer(self) -> ScopeRenamer:
         if self._names is None:
@@ -604,3 +678,48 @@ def _public_note(old: str, new: str) -> str:
 
 def _renames_line(old: str, new: str) -> str:
     return f'add `{old} = "{new}"` to [tool.lint_rules.renames]'
+
+
+NOT_OURS = "not ours to rename"
+"""Advice on a name another distribution defines: accept it in the typos configuration."""
+TEST_DATA = "test data"
+"""Advice on a string constant of a test file: accept it in the typos configuration."""
+
+
+@lru_cache(maxsize=256)
+def _typos_table(directory: str, table: str) -> str:
+    """Where to add a line to ``[default.<table>]`` for files of ``directory``."""
+    root = typos_root(Path(directory))
+    config = typos_config(root) if root is not None else None
+    if config is not None and config.name == "pyproject.toml":
+        return f"pyproject.toml [tool.typos.default.{table}]"
+    return f"{config.name if config is not None else 'typos.toml'} [default.{table}]"
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(value: str) -> str:
+    import json  # a JSON string of printable text is a TOML basic string
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+_RENAME_KEY_PARTS = re.compile(r"[:.()]")
+
+
+def _renamed_names(renames: object) -> frozenset[str]:
+    """The names ``renames`` renames (``old``, ``module:old``, ``module:Class.old``,
+    ``module:function(old)``); LR001 validates the table, so anything else is skipped."""
+    if not isinstance(renames, dict):
+        return frozenset()
+    names = set()
+    for key in renames:
+        parts = [part for part in _RENAME_KEY_PARTS.split(str(key)) if part]
+        if parts:
+            names.add(parts[-1])
+    return frozenset(names)

@@ -1,0 +1,312 @@
+"""Whose name is it: this project's to rename, or another distribution's (LR004's advice).
+
+A name is this project's when the project binds it somewhere: a ``def`` or
+``class``, an assignment (``x = ...``, ``self.x = ...``), a parameter, or an
+import from a module of the project. An attribute whose receiver was imported
+from a module outside the project, a name imported from such a module, and an
+attribute or keyword name that nothing in the project binds belong to someone
+else: renaming them is not this project's business.
+
+What the project binds is looked up per name, lazily, once per process: the
+project's files are read on the first lookup, and only the files that contain
+the name are parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from lint_rules.rule import FileContext
+
+TEST_DIRECTORIES = frozenset({"tests"})
+"""Directory names whose Python files are test files."""
+
+
+def is_test_file(path: Path, root: Path | None) -> bool:
+    """``test_*.py``, ``*_test.py``, ``conftest.py``, or a file under a ``tests/`` directory."""
+    name = path.name
+    if name == "conftest.py" or _collected_file(path):
+        return True
+    absolute = Path(os.path.abspath(path))
+    parts = absolute.parts[:-1]
+    if root is not None:
+        with contextlib.suppress(ValueError):  # a file outside the root: all its parts
+            parts = absolute.relative_to(os.path.abspath(root)).parts[:-1]
+    return any(part in TEST_DIRECTORIES for part in parts)
+
+
+def _collected_file(path: Path) -> bool:
+    """A file pytest collects tests from by default (``python_files``)."""
+    stem, suffix = path.stem, path.suffix
+    return suffix == ".py" and (stem.startswith("test_") or stem.endswith("_test"))
+
+
+def collected_tests(path: Path, tree: ast.Module) -> set[int]:
+    """The ``id`` of each function pytest collects from the file, by its defaults.
+
+    Module-level functions named ``test*``, and ``test*`` methods of module-level
+    classes named ``Test*`` without an ``__init__``; only in ``test_*.py`` and
+    ``*_test.py`` files. A function decorated as a fixture is not a test.
+    """
+    if not _collected_file(path):
+        return set()
+    found: set[int] = set()
+    for node in tree.body:
+        if _is_test_function(node):
+            found.add(id(node))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            methods = [
+                child
+                for child in node.body
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+            if any(method.name == "__init__" for method in methods):
+                continue  # pytest does not collect a class with a constructor
+            found.update(id(method) for method in methods if _is_test_function(method))
+    return found
+
+
+def _is_test_function(node: ast.stmt) -> bool:
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return node.name.startswith("test") and not any(
+        "fixture" in ast.unparse(decorator) for decorator in node.decorator_list
+    )
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name ``tree`` binds itself: definitions, parameters, assignment targets
+    (names and attributes), ``as`` names, ``except`` and ``match`` captures.
+    Names imported without ``as`` are not bound here: their module binds them."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias) and node.asname:
+            names.add(node.asname)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
+
+
+class ProjectNames:
+    """What one project (a root directory) binds, looked up lazily by name."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._files: list[Path] | None = None
+        self._packages: frozenset[str] | None = None
+        self._data: list[bytes] | None = None
+        self._binds: dict[str, bool] = {}
+
+    @property
+    def files(self) -> list[Path]:
+        if self._files is None:
+            if self.root is None:
+                self._files = []
+            else:
+                from lint_rules.discovery import discover
+
+                self._files = discover([self.root], self.root, ())
+        return self._files
+
+    @property
+    def packages(self) -> frozenset[str]:
+        """Top-level module and package names of the project's files."""
+        if self._packages is None:
+            packages = set()
+            for path in self.files:
+                directory, top = path.parent, path.stem
+                while (directory / "__init__.py").is_file():
+                    top, directory = directory.name, directory.parent
+                packages.add(top)
+            self._packages = frozenset(packages)
+        return self._packages
+
+    def owns_module(self, module: str, level: int = 0) -> bool:
+        """Whether ``from {'.' * level}{module} import ...`` imports from this project."""
+        return level > 0 or module.split(".")[0] in self.packages
+
+    def binds(self, name: str) -> bool:
+        """Whether any file of the project binds ``name`` (see ``bound_names``)."""
+        found = self._binds.get(name)
+        if found is None:
+            found = self._binds[name] = any(
+                name in bound_names(tree) for tree in self._trees_mentioning(name)
+            )
+        return found
+
+    def _trees_mentioning(self, name: str) -> Iterator[ast.Module]:
+        if self._data is None:
+            data = []
+            for path in self.files:
+                try:
+                    data.append(path.read_bytes())
+                except OSError:
+                    continue
+            self._data = data
+        word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
+        needle = name.encode()
+        for source in self._data:
+            if needle in source and word.search(source):
+                try:
+                    yield ast.parse(source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+
+
+_PROJECTS: dict[Path | None, ProjectNames] = {}
+
+
+def project_names(root: Path | None) -> ProjectNames:
+    """The project's ``ProjectNames``, one per process and root."""
+    project = _PROJECTS.get(root)
+    if project is None:
+        project = _PROJECTS[root] = ProjectNames(root)
+    return project
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where an identifier stands: what kind of name it is and what it hangs on.
+
+    ``module``/``level``: for an imported name or module, where it comes from.
+    ``receiver``: for an attribute or a keyword argument, the name at the root of its
+    receiver (``core_schema`` in ``core_schema.f(...)``, ``Agent`` in ``Agent(name=...)``).
+    """
+
+    kind: str
+    store: bool = False
+    module: str = ""
+    level: int = 0
+    receiver: str | None = None
+
+
+_FROM_MODULE = re.compile(r"from\s+(\.*)\s*([\w.\s\\]*?)\s+import\b")
+
+
+class FileNames:
+    """The identifier sites of one file, and who owns the name at each."""
+
+    def __init__(self, file: FileContext) -> None:
+        self.file = file
+        self.project = project_names(file.root)
+        self.sites: dict[int, Site] = {}
+        self.spans: list[tuple[int, int, Site]] = []
+        """Imported module names (``import a.b``, ``from a.b import``): dotted, so by range."""
+        self.imports: dict[str, tuple[str, int]] = {}
+        """Local name -> (module, level) for names bound by an import without ``as`` of
+        a name (``from m import x``, ``import m``) or with it (``import m as x``)."""
+        self.bound = bound_names(file.ast_tree)
+        self._index(file.ast_tree)
+
+    def _index(self, tree: ast.Module) -> None:
+        node_range, offset = self.file.node_range, self.file.offset
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                end = node_range(node)[1]
+                store = not isinstance(node.ctx, ast.Load)
+                receiver = _root_name(node.value)
+                self.sites[end - len(node.attr)] = Site("attribute", store, receiver=receiver)
+            elif isinstance(node, ast.Call):
+                receiver = _root_name(node.func)
+                for argument in node.keywords:
+                    if argument.arg is not None:
+                        start = offset(argument.lineno, argument.col_offset)
+                        self.sites[start] = Site("keyword argument", receiver=receiver)
+            elif isinstance(node, ast.Name):
+                store = not isinstance(node.ctx, ast.Load)
+                self.sites[node_range(node)[0]] = Site("name", store)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    start = offset(alias.lineno, alias.col_offset)
+                    site = Site("imported module", module=alias.name)
+                    self.spans.append((start, start + len(alias.name), site))
+                    if alias.asname:
+                        self.imports[alias.asname] = (alias.name, 0)
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.imports[top] = (top, 0)
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                self._index_from(node, module)
+
+    def _index_from(self, node: ast.ImportFrom, module: str) -> None:
+        start = self.file.node_range(node)[0]
+        match = _FROM_MODULE.match(self.file.text, start)
+        if match is not None and module:
+            site = Site("imported module", module=module, level=node.level)
+            self.spans.append((match.start(2), match.end(2), site))
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            name_start = self.file.offset(alias.lineno, alias.col_offset)
+            self.sites[name_start] = Site("imported name", module=module, level=node.level)
+            self.imports[alias.asname or alias.name] = (module, node.level)
+
+    def site(self, offset: int) -> Site | None:
+        """The site of the identifier that starts at ``offset``, if it is one."""
+        found = self.sites.get(offset)
+        if found is not None:
+            return found
+        for start, end, site in self.spans:
+            if start <= offset < end:
+                return site
+        return None
+
+    def foreign(self, offset: int, name: str) -> tuple[str, str] | None:
+        """``(kind, why)`` when the identifier ``name`` at ``offset`` is not this project's
+        to rename; ``None`` when it is (or when it is not an identifier site we know)."""
+        site = self.site(offset)
+        if site is None or site.store:
+            return None  # a definition, a parameter, an assignment: bound here
+        if site.kind in ("imported module", "imported name"):
+            if self.project.owns_module(site.module, site.level):
+                return None
+            if site.kind == "imported module":
+                return site.kind, f"`{site.module}` is a module outside this project"
+            return site.kind, f"imported from `{site.module}`, outside this project"
+        if site.kind in ("attribute", "keyword argument"):
+            source = self.imports.get(site.receiver) if site.receiver else None
+            if source is not None and not self.project.owns_module(*source):
+                owner = "an attribute" if site.kind == "attribute" else "a keyword"
+                origin = f"imported from `{source[0]}`, outside this project"
+                return site.kind, f"{owner} of `{site.receiver}`, {origin}"
+            if name in self.bound or self.project.binds(name):
+                return None
+            return site.kind, "nothing in this project defines it"
+        # A name that is read: bound in this file, imported, a builtin, or from elsewhere.
+        if name in self.bound:
+            return None
+        source = self.imports.get(name)
+        if source is not None:
+            if self.project.owns_module(*source):
+                return None
+            return "name", f"imported from `{source[0]}`, outside this project"
+        if hasattr(builtins, name):
+            return "builtin", "a Python builtin"
+        if self.project.binds(name):
+            return None
+        return "name", "nothing in this project defines it"
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name at the root of an attribute, call or subscript chain (``a`` in ``a.b().c``)."""
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
