@@ -61,13 +61,16 @@ class TypoRule(Rule):
     syntax tree: a comment, a docstring, a string constant, or an identifier.
     For an identifier it finds the binding: a local variable, a parameter, a
     module or class member, or a name from elsewhere (an import, an attribute,
-    a keyword argument), and whether it is private.
+    a keyword argument), whether it is private, and whose it is: this
+    project's, or another distribution's.
 
     ## Why is this bad?
     A misspelling makes code harder to search and read, and spreads as the name
     is copied. But `typos -w` fixes blindly: renaming a public function, a
     public parameter, or a string constant such as an event name breaks every
-    caller and every stored value that still uses the old spelling.
+    caller and every stored value that still uses the old spelling; renaming
+    another library's attribute breaks the call; correcting a test's
+    deliberately misspelt input breaks the test.
 
     ## Example
     ```python
@@ -100,34 +103,54 @@ class TypoRule(Rule):
     [tool.lint_rules.renames]
     handoff_occured = "handoff_occurred"
     ```
+    Once a name is in `[tool.lint_rules.renames]` it is LR001's: LR004 no
+    longer reports it, nor a string or a word that spells it.
 
     ## Fix safety
     Safe, and offered only where no caller can notice: a word in a comment or a
     docstring (not in a doctest example: its code and expected output are
-    code), and a private name renamed together with every reference in its
-    scope (a local variable; a parameter of a private or nested function, or a
+    code); a private name renamed together with every reference in its scope (a
+    local variable; a parameter of a private or nested function, or a
     positional-only one; a module member or class member whose name starts with
-    an underscore, with its `self.`/`cls.` uses in that class). No fix is
-    offered when typos suggests more than one correction, when the corrected
-    name already exists in the file, or when the name also appears inside a
-    string (for example a string annotation). A word in prose that names code
-    stays: one in inline code (` ``emit()`` `, `` `emit` ``, a role such as
-    `` :func:`emit` ``) or one that is a name defined in the file or a function
-    or class defined in the project. A private module member that another
-    module of the project imports is renamed only if that module is renamed in
-    the same run (never, today: the fix is withheld with the reason). Public
-    names, names from other modules and string constants are reported, never
-    changed: the message gives the `[tool.lint_rules.renames]` line that
-    migrates them through LR001. File names are typos' own business (run
-    `typos` itself for them).
+    an underscore, with its `self.`/`cls.` uses in that class); and a test
+    function pytest collects (`test*` functions and `Test*` classes' `test*`
+    methods in `test_*.py`/`*_test.py`), which no caller names, with every
+    reference in its file. No fix is offered when typos suggests more than one
+    correction, when the corrected name already exists in the file, or when the
+    name also appears inside a string (for example a string annotation). A word
+    in prose that names code stays: one in inline code (` ``emit()`` `,
+    `` `emit` ``, a role such as `` :func:`emit` ``) or one that is a name
+    defined in the file or a function or class defined in the project. A
+    private module member that another module of the project imports is renamed
+    only if that module is renamed in the same run (never, today: the fix is
+    withheld with the reason). File names are typos' own business (run `typos`
+    itself for them).
+
+    What is reported without a fix says why, after `; `, with one of these:
+    - `not ours to rename:` a name this project does not define: an attribute
+      or keyword whose receiver is imported from a module outside the project,
+      a name or module imported from outside it, or an attribute, keyword or
+      name that nothing in the project binds (no `def`, `class`, assignment,
+      parameter or `self.name =`). The message gives the exact line that
+      accepts it, for the `[default.extend-identifiers]` table of the typos
+      configuration.
+    - `test data:` a string constant in a test file (`test_*.py`,
+      `*_test.py`, `conftest.py`, or under a `tests/` directory): tests
+      misspell inputs on purpose. The message gives the typos configuration
+      line that accepts it (`[default.extend-words]` for a word,
+      `[default.extend-identifiers]` for a longer identifier).
+    - `not fixed:` anything else: a public name or a string constant of this
+      project (with the `[tool.lint_rules.renames]` line that migrates it
+      through LR001), several corrections (with the line that accepts the
+      word), a doctest, a rename that would clash.
 
     ## Options
-    None in `[tool.lint_rules]`: the words come from typos and its
-    configuration (`typos.toml`, `_typos.toml`, `.typos.toml` or
-    `[tool.typos]` in pyproject.toml), found from each file's directory upward.
-    The `typos` executable (PyPI package `typos`) is looked for beside the
-    running Python, then on `PATH`; if it is missing or fails, the run stops
-    with exit code 2.
+    None of its own in `[tool.lint_rules]`; it reads `renames` (LR001's). The
+    words come from typos and its configuration (`typos.toml`, `_typos.toml`,
+    `.typos.toml` or `[tool.typos]` in pyproject.toml), found from each file's
+    directory upward. The `typos` executable (PyPI package `typos`) is looked
+    for beside the running Python, then on `PATH`; if it is missing or fails,
+    the run stops with exit code 2.
     """
 
     CODE = "LR004"
@@ -139,6 +162,10 @@ class TypoRule(Rule):
         Valid("# Suppresses warnings about missing annotations\n"),
         Valid("def send(destination):\n    return destination\n"),
         Valid("EVENT = 'handoff_occurred'\n"),
+        Valid(
+            f"EVENT = 'error_{_OCCURRED}'\n",
+            options={"renames": {f"error_{_OCCURRED}": "error_occurred"}},
+        ),
     )
     INVALID = (
         Invalid(
@@ -170,12 +197,22 @@ class TypoRule(Rule):
             replacement=None,
         ),
         Invalid(
-            f"async def test_{_STRUCTURED}_output(agent):\n    pass\n",
+            f"async def run_{_STRUCTURED}_output(agent):\n    pass\n",
             message=f"`{_STRUCTURED}` should be `structured` in public function"
-            f" `test_{_STRUCTURED}_output`; not fixed: renaming it breaks its users; to migrate"
-            f' it, add `test_{_STRUCTURED}_output = "test_structured_output"` to'
+            f" `run_{_STRUCTURED}_output`; not fixed: renaming it breaks its users; to migrate"
+            f' it, add `run_{_STRUCTURED}_output = "run_structured_output"` to'
             " [tool.lint_rules.renames]",
-            line=1, column=16, end_line=1, end_column=24,
+            line=1, column=15, end_line=1, end_column=23,
+            replacement=None,
+        ),
+        Invalid(
+            f"import httpx\n\nhttpx.{_DESTINATION}_url\n",
+            message=f"`{_DESTINATION}` should be `destination` in attribute"
+            f" `{_DESTINATION}_url`; not ours to rename: an attribute of `httpx`, imported from"
+            f" `httpx`, outside this project; to accept it, add"
+            f' `{_DESTINATION}_url = "{_DESTINATION}_url"` to typos.toml'
+            " [default.extend-identifiers]",
+            line=3, column=7, end_line=3, end_column=18,
             replacement=None,
         ),
         Invalid(
