@@ -8,8 +8,8 @@ attribute or keyword name that nothing in the project binds belong to someone
 else: renaming them is not this project's business.
 
 What the project binds is looked up per name, lazily, once per process: the
-project's files are read on the first lookup, and only the files that contain
-the name are parsed.
+project's files (``rule.project_index``, shared with the other rules) are read
+on the first lookup, and only the files that contain the name are parsed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from lint_rules.rule import FileContext
+from lint_rules.rule import FileContext, project_index
 
 TEST_DIRECTORIES = frozenset({"tests"})
 """Directory names whose Python files are test files."""
@@ -85,23 +85,31 @@ def bound_names(tree: ast.AST) -> set[str]:
     """Every name ``tree`` binds itself: definitions, parameters, assignment targets
     (names and attributes), ``as`` names, ``except`` and ``match`` captures.
     Names imported without ``as`` are not bound here: their module binds them."""
-    names: set[str] = set()
+    names = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            names.add(node.attr)
-        elif isinstance(node, ast.alias) and node.asname:
-            names.add(node.asname)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
+        name = _bound_name(node)
+        if name:
+            names.add(name)
     return names
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    """The name ``node`` binds, if it binds one (see ``bound_names``)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.Name):
+        return None if isinstance(node.ctx, ast.Load) else node.id
+    if isinstance(node, ast.Attribute):
+        return None if isinstance(node.ctx, ast.Load) else node.attr
+    if isinstance(node, ast.alias):
+        return node.asname
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name
+    if isinstance(node, ast.MatchMapping):
+        return node.rest
+    return None
 
 
 class ProjectNames:
@@ -109,34 +117,13 @@ class ProjectNames:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
-        self._files: list[Path] | None = None
-        self._packages: frozenset[str] | None = None
         self._data: list[bytes] | None = None
         self._binds: dict[str, bool] = {}
 
     @property
-    def files(self) -> list[Path]:
-        if self._files is None:
-            if self.root is None:
-                self._files = []
-            else:
-                from lint_rules.discovery import discover
-
-                self._files = discover([self.root], self.root, ())
-        return self._files
-
-    @property
     def packages(self) -> frozenset[str]:
         """Top-level module and package names of the project's files."""
-        if self._packages is None:
-            packages = set()
-            for path in self.files:
-                directory, top = path.parent, path.stem
-                while (directory / "__init__.py").is_file():
-                    top, directory = directory.name, directory.parent
-                packages.add(top)
-            self._packages = frozenset(packages)
-        return self._packages
+        return project_index(self.root).packages
 
     def owns_module(self, module: str, level: int = 0) -> bool:
         """Whether ``from {'.' * level}{module} import ...`` imports from this project."""
@@ -154,7 +141,7 @@ class ProjectNames:
     def _trees_mentioning(self, name: str) -> Iterator[ast.Module]:
         if self._data is None:
             data = []
-            for path in self.files:
+            for path in project_index(self.root).files:
                 try:
                     data.append(path.read_bytes())
                 except OSError:
@@ -212,12 +199,16 @@ class FileNames:
         self.imports: dict[str, tuple[str, int]] = {}
         """Local name -> (module, level) for names bound by an import without ``as`` of
         a name (``from m import x``, ``import m``) or with it (``import m as x``)."""
-        self.bound = bound_names(file.ast_tree)
+        self.bound: set[str] = set()
+        """The names this file binds (see ``bound_names``)."""
         self._index(file.ast_tree)
 
     def _index(self, tree: ast.Module) -> None:
         node_range, offset = self.file.node_range, self.file.offset
         for node in ast.walk(tree):
+            bound = _bound_name(node)
+            if bound:
+                self.bound.add(bound)
             if isinstance(node, ast.Attribute):
                 end = node_range(node)[1]
                 store = not isinstance(node.ctx, ast.Load)

@@ -100,12 +100,11 @@ class ScopeRenamer:
         if isinstance(bound, GlobalScope):
             if is_private(name):
                 return Binding("private module member", True, bound)
-            return Binding(self._public_kind(nodes, "public module member"), False, bound)
+            return Binding(self._public_kind(nodes, "public module member"), False)
         if isinstance(bound, ClassScope) and isinstance(bound.node, libcst.ClassDef):
             if is_private(name):
                 return Binding("private class member", True, bound, bound.node)
-            kind = self._public_kind(nodes, "public class member")
-            return Binding(kind, False, bound, bound.node)
+            return Binding(self._public_kind(nodes, "public class member"), False)
         parameters = [node for node in nodes if isinstance(node, libcst.Param)]
         if not parameters:
             return Binding("local", True, bound)

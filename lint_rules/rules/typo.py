@@ -6,12 +6,13 @@ import ast
 import bisect
 import hashlib
 import io
+import keyword
 import os
 import re
 import sys
 import tokenize
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -317,6 +318,9 @@ class TypoRule(Rule):
         self.report((placed.start, placed.end), message, placed.fix)
 
 
+_Tests = dict[int, tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]
+"""Test functions pytest collects (with their class), by the offset of their name."""
+
 _INLINE_CODE = re.compile(r"``[^`\n]+``|`[^`\n]+`")
 """Inline code in reStructuredText and Markdown prose, role targets (:func:`name`) included."""
 
@@ -338,6 +342,23 @@ def _file_names(tree: ast.Module) -> set[str]:
             if node.asname:
                 names.add(node.asname)
     return names
+
+
+def _binds_name(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` binds ``name`` (a definition, parameter, store, import, capture)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, ast.arg):
+        return node.arg == name
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0]) == name
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return name in node.names
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name == name
+    return False
 
 
 def _digest(text: str) -> str:
@@ -374,7 +395,7 @@ class _Placer:
         self._range = file.node_range
         self._names: ScopeRenamer | None = None
         self._owners: FileNames | None = None
-        self._tests: set[int] | None = None
+        self._tests: _Tests | None = None
         self._definitions: dict[int, str] | None = None
         self._imports: list[tuple[int, int]] = []
         self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
@@ -429,16 +450,18 @@ class _Placer:
     ) -> Placed:
         # Scope analysis (libcst) is slow; skip it when its answer cannot change the outcome.
         old, typo, corrections = self.text[first:last], misspelling.typo, misspelling.corrections
-        foreign = self._owners_of().foreign(first, old)
-        if foreign is not None:
-            site, why = foreign
-            note = f"; {NOT_OURS}: {why}; to accept it, {self._allow(old, identifier=True)}"
-            return Placed(start, end, typo, corrections, f"{site} `{old}`", note)
+        test = self._test_names().get(first)
+        if test is None and self._public_definition(first) is None:  # else: defined here
+            foreign = self._owners_of().foreign(first, old)
+            if foreign is not None:
+                site, why = foreign
+                note = f"; {NOT_OURS}: {why}; to accept it, {self._allow(old, identifier=True)}"
+                return Placed(start, end, typo, corrections, f"{site} `{old}`", note)
         if _ambiguous(misspelling):
             note = f"{_ambiguous(misspelling)}; if it is spelt as intended, {self._allow(typo)}"
             return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
-        if first in self._test_names():
-            return self._scoped_identifier(first, last, start, end, misspelling, test=True)
+        if test is not None:
+            return self._test_function(first, start, end, misspelling, *test)
         kind = None if is_private(old) else self._public_site(first)
         if kind is None:
             return self._scoped_identifier(first, last, start, end, misspelling)
@@ -446,19 +469,9 @@ class _Placer:
         return Placed(start, end, typo, corrections, f"{kind} `{old}`", _public_note(old, new))
 
     def _scoped_identifier(
-        self,
-        first: int,
-        last: int,
-        start: int,
-        end: int,
-        misspelling: Misspelling,
-        test: bool = False,
+        self, first: int, last: int, start: int, end: int, misspelling: Misspelling
     ) -> Placed:
-        """Place a misspelling (one correction) by what the name at ``first:last`` binds.
-
-        ``test``: the name is a test function pytest collects: no caller names it, so it is
-        renamed like a private name.
-        """
+        """Place a misspelling (one correction) by what the name at ``first:last`` binds."""
         old = self.text[first:last]
         typo, corrections = misspelling.typo, misspelling.corrections
         renamer = self._renamer()
@@ -468,9 +481,6 @@ class _Placer:
             return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
         new = old[: start - first] + corrections[0] + old[end - first :]
         binding = renamer.binding(node)
-        if test and binding.scope is not None:
-            kind = "test method" if binding.class_node is not None else "test function"
-            binding = replace(binding, kind=kind, private=True)
         place = f"{binding.kind} `{old}`"
         if not binding.private:
             return Placed(start, end, typo, corrections, place, _public_note(old, new))
@@ -479,13 +489,17 @@ class _Placer:
             return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
         return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
 
-    def _public_site(self, offset: int) -> str | None:
-        """The kind of a public definition or attribute at ``offset``, if it is one."""
+    def _public_definition(self, offset: int) -> str | None:
+        """The kind of the public definition whose name starts at ``offset``, if any."""
         if self._definitions is None:
             self._definitions, self._imports = _public_definitions(
                 self.text, self.file.ast_tree, self._range
             )
-        kind = self._definitions.get(offset)
+        return self._definitions.get(offset)
+
+    def _public_site(self, offset: int) -> str | None:
+        """The kind of a public definition or attribute at ``offset``, if it is one."""
+        kind = self._public_definition(offset)
         if kind is not None:
             return kind
         if any(first <= offset < last for first, last in self._imports):
@@ -561,17 +575,90 @@ class _Placer:
             self._owners = FileNames(self.file)
         return self._owners
 
-    def _test_names(self) -> set[int]:
-        """The offsets of the names of the test functions pytest collects from this file."""
+    def _test_names(self) -> _Tests:
+        """The test functions pytest collects from this file (and their classes), by the
+        offset of their name."""
         if self._tests is None:
-            self._tests = set()
+            self._tests = {}
             tests = collected_tests(self.file.path, self.file.ast_tree)
-            for node in ast.walk(self.file.ast_tree):
-                if id(node) in tests and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    name = self.file.definition_name(node)
-                    if name is not None:
-                        self._tests.add(name[0])
+            for node in self.file.ast_tree.body:
+                functions = node.body if isinstance(node, ast.ClassDef) else [node]
+                for function in functions:
+                    if id(function) in tests:
+                        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        name = self.file.definition_name(function)
+                        if name is not None:
+                            owner = node if isinstance(node, ast.ClassDef) else None
+                            self._tests[name[0]] = (function, owner)
         return self._tests
+
+    def _test_function(
+        self,
+        first: int,
+        start: int,
+        end: int,
+        misspelling: Misspelling,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        owner: ast.ClassDef | None,
+    ) -> Placed:
+        """A test function pytest collects: no caller names it, so it is renamed with
+        every reference in the file, as a private name is."""
+        old, typo, corrections = function.name, misspelling.typo, misspelling.corrections
+        new = old[: start - first] + corrections[0] + old[end - first :]
+        place = f"test {'method' if owner is not None else 'function'} `{old}`"
+        edits, refusal = self._rename_test(first, function, owner, old, new)
+        if refusal:
+            return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
+        return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
+
+    def _rename_test(
+        self,
+        first: int,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        owner: ast.ClassDef | None,
+        old: str,
+        new: str,
+    ) -> tuple[list[Edit], str]:
+        """The edits renaming a test function and its uses (``ast`` only: no scope analysis
+        is needed, since any other binding or ambiguous use of the name refuses).
+
+        Its uses: a module-level test's bare name wherever it is read; a test method's
+        ``self.``/``cls.`` attribute inside its class.
+        """
+        if not new.isidentifier() or keyword.iskeyword(new):
+            return [], f"`{new}` is not an identifier"
+        if any(kind == tokenize.NAME and self.text[s:e] == new for s, e, kind in self.tokens):
+            return [], f"`{new}` already exists in this file"
+        word = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)")
+        if any(word.search(value) for _, _, value in self.strings):
+            return [], f"`{old}` also appears in a string (e.g. an annotation or `__all__`)"
+        inside = self._range(owner) if owner is not None else None
+        edits = [Edit(first, first + len(old), new)]
+        for node in ast.walk(self.file.ast_tree):
+            if node is function:
+                continue
+            if _binds_name(node, old):
+                return [], f"`{old}` is bound more than once in this file"
+            if isinstance(node, ast.keyword) and node.arg == old:
+                return [], f"`{old}` is also passed as a keyword argument"
+            if isinstance(node, ast.Name) and node.id == old:
+                if owner is not None:
+                    return [], f"`{old}` is also used as a bare name"
+                edits.append(Edit(*self._range(node), new))
+            elif isinstance(node, ast.Attribute) and node.attr == old:
+                if inside is None:
+                    return [], f"`.{old}` is also used as an attribute"
+                if (
+                    not isinstance(node.value, ast.Name)
+                    or node.value.id not in ("self", "cls")
+                    or not inside[0] <= self._range(node)[0] < inside[1]
+                ):
+                    return [], f"`.{old}` is also used outside its class"
+                node_end = self._range(node)[1]
+                edits.append(Edit(node_end - len(old), node_end, new))
+        if any(self.text[edit.start : edit.end] != old for edit in edits):
+            return [], "the name could not be located exactly"
+        return sorted(edits, key=lambda edit: edit.start), ""
 
     def _allow(self, word: str, identifier: bool = False) -> str:
         """The typos configuration line that accepts ``word`` (an identifier: exactly)."""

@@ -410,6 +410,53 @@ def test_test_function_is_not_renamed_onto_a_name_in_use(project: Path, lint: Li
 
 
 @pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        (
+            "def test_{structured}():\n    pass\n\ntest_{structured} = None\n",
+            "`test_{structured}` is bound more than once in this file",
+        ),
+        (
+            "import sys\n\ndef test_{structured}():\n    pass\n\n"
+            "sys.modules[__name__].test_{structured}\n",
+            "`.test_{structured}` is also used as an attribute",
+        ),
+        (
+            "class TestAgent:\n    def test_{structured}(self):\n        pass\n\n"
+            "def check(case):\n    case.test_{structured}()\n",
+            "`.test_{structured}` is also used outside its class",
+        ),
+        (
+            "def test_{structured}():\n    pass\n\nSKIP = ['test_{structured}']\n",
+            "`test_{structured}` also appears in a string",
+        ),
+    ],
+)
+def test_test_function_rename_is_refused_where_a_use_is_uncertain(
+    project: Path, lint: Lint, source: str, reason: str
+) -> None:
+    path = _write(project, "test_agent.py", source)
+
+    outcome = lint("fix", "--select", "LR004")
+
+    assert _spelled(f"not fixed: {reason}") in outcome.out
+    assert path.read_text() == _spelled(source)
+
+
+def test_test_function_used_in_a_nested_function_is_renamed_there_too(
+    project: Path, lint: Lint
+) -> None:
+    source = (
+        "def test_{structured}():\n    pass\n\n"
+        "def run_all():\n    return [test_{structured}() for _ in range(2)]\n"
+    )
+    path = _write(project, "test_agent.py", source)
+
+    assert lint("fix", "--select", "LR004").code == 0
+    assert path.read_text() == source.replace("{structured}", "structured")
+
+
+@pytest.mark.parametrize(
     ("name", "source"),
     [
         ("conftest.py", "def test_{structured}():\n    pass\n"),
