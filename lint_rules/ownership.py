@@ -3,9 +3,11 @@
 A name is this project's when the project binds it somewhere: a ``def`` or
 ``class``, an assignment (``x = ...``, ``self.x = ...``), a parameter, or an
 import from a module of the project. An attribute whose receiver was imported
-from a module outside the project, a name imported from such a module, and an
-attribute or keyword name that nothing in the project binds belong to someone
-else: renaming them is not this project's business.
+from a module outside the project, a name imported from such a module (by name
+or by ``import *``), and an attribute or keyword name that nothing in the
+project binds belong to someone else: renaming them is not this project's
+business. A bare name that nothing binds and no ``import *`` may bring is just
+undefined: that is not for LR004 to judge.
 
 What the project binds is looked up per name, lazily, once per process: the
 project's files (``rule.project_index``, shared with the other rules) are read
@@ -199,6 +201,8 @@ class FileNames:
         self.imports: dict[str, tuple[str, int]] = {}
         """Local name -> (module, level) for names bound by an import without ``as`` of
         a name (``from m import x``, ``import m``) or with it (``import m as x``)."""
+        self.star_imports: list[str] = []
+        """Modules outside the project whose names ``from m import *`` brings in."""
         self.bound: set[str] = set()
         """The names this file binds (see ``bound_names``)."""
         self._index(file.ast_tree)
@@ -245,6 +249,8 @@ class FileNames:
             self.spans.append((match.start(2), match.end(2), site))
         for alias in node.names:
             if alias.name == "*":
+                if not self.project.owns_module(module, node.level):
+                    self.star_imports.append(module)
                 continue
             name_start = self.file.offset(alias.lineno, alias.col_offset)
             self.sites[name_start] = Site("imported name", module=module, level=node.level)
@@ -291,9 +297,10 @@ class FileNames:
             return "name", f"imported from `{source[0]}`, outside this project"
         if hasattr(builtins, name):
             return "builtin", "a Python builtin"
-        if self.project.binds(name):
-            return None
-        return "name", "nothing in this project defines it"
+        if self.star_imports:
+            modules = ", ".join(f"`{module}`" for module in self.star_imports)
+            return "name", f"not bound in this file, so from `import *` of {modules}"
+        return None  # an undefined name: the renames advice stands (LR004 is no F821)
 
 
 def _root_name(node: ast.expr) -> str | None:

@@ -130,9 +130,9 @@ class TypoRule(Rule):
     What is reported without a fix says why, after `; `, with one of these:
     - `not ours to rename:` a name this project does not define: an attribute
       or keyword whose receiver is imported from a module outside the project,
-      a name or module imported from outside it, or an attribute, keyword or
-      name that nothing in the project binds (no `def`, `class`, assignment,
-      parameter or `self.name =`). The message gives the exact line that
+      a name or module imported from outside it (`import *` included), or an
+      attribute or keyword that nothing in the project binds (no `def`,
+      `class`, assignment, parameter or `self.name =`). The message gives the exact line that
       accepts it, for the `[default.extend-identifiers]` table of the typos
       configuration.
     - `test data:` a string constant in a test file (`test_*.py`,

@@ -186,6 +186,31 @@ def test_module_of_another_distribution_is_not_ours(project: Path, lint: Lint) -
     )
 
 
+def test_name_from_a_star_import_of_another_distribution_is_not_ours(
+    project: Path, lint: Lint
+) -> None:
+    _write(project, "shapes.py", "from geometry import *\n\nshape = {structured}_mesh()\n")
+    _write(project, "undefined.py", "shape = {structured}_grid()\n")
+
+    outcome = lint("check", "--no-cache", "--select", "LR004")
+
+    assert (
+        _spelled(
+            "shapes.py:3:9: LR004 `{structured}` should be `structured`"
+            " in name `{structured}_mesh`;"
+            " not ours to rename: not bound in this file, so from `import *` of `geometry`;"
+        )
+        in outcome.out
+    )
+    assert (
+        _spelled(
+            "undefined.py:1:9: LR004 `{structured}` should be `structured` in name"
+            " `{structured}_grid`; not fixed: renaming it breaks its users"
+        )
+        in outcome.out
+    )
+
+
 def test_names_the_project_defines_keep_the_renames_advice(project: Path, lint: Lint) -> None:
     """The counterpart: an attribute, a keyword and an import of this project are ours."""
     (project / "pkg").mkdir()
