@@ -524,12 +524,7 @@ class _Placer:
         for span in _INLINE_CODE.finditer(line):
             if span.start() <= start - line_start and end - line_start <= span.end():
                 return "; not fixed: it is inline code"
-        first, last = start, end
-        while first > 0 and (self.text[first - 1].isalnum() or self.text[first - 1] == "_"):
-            first -= 1
-        while last < len(self.text) and (self.text[last].isalnum() or self.text[last] == "_"):
-            last += 1
-        word = self.text[first:last]
+        word = self._word_at(start, end)
         if word in _file_names(self.file.ast_tree) or word in self.file.project.definitions:
             return f"; not fixed: `{word}` names code in this project"
         return ""
