@@ -141,6 +141,8 @@ class ProjectNames:
         return found
 
     def _trees_mentioning(self, name: str) -> Iterator[ast.Module]:
+        """The syntax trees of the files that may bind ``name``: those that spell it other
+        than only as a method call (``.name(``, which binds nothing)."""
         if self._data is None:
             data = []
             for path in project_index(self.root).files:
@@ -149,10 +151,11 @@ class ProjectNames:
                 except OSError:
                     continue
             self._data = data
-        word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
         needle = name.encode()
+        word = re.compile(rb"(?<![\w])" + re.escape(needle) + rb"(?![\w])")
+        called = re.compile(rb"\.[ \t]*" + re.escape(needle) + rb"[ \t]*\(")
         for source in self._data:
-            if needle in source and word.search(source):
+            if needle in source and len(called.findall(source)) < len(word.findall(source)):
                 try:
                     yield ast.parse(source)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -203,16 +206,12 @@ class FileNames:
         a name (``from m import x``, ``import m``) or with it (``import m as x``)."""
         self.star_imports: list[str] = []
         """Modules outside the project whose names ``from m import *`` brings in."""
-        self.bound: set[str] = set()
-        """The names this file binds (see ``bound_names``)."""
+        self._bound: set[str] | None = None
         self._index(file.ast_tree)
 
     def _index(self, tree: ast.Module) -> None:
         node_range, offset = self.file.node_range, self.file.offset
         for node in ast.walk(tree):
-            bound = _bound_name(node)
-            if bound:
-                self.bound.add(bound)
             if isinstance(node, ast.Attribute):
                 end = node_range(node)[1]
                 store = not isinstance(node.ctx, ast.Load)
@@ -256,6 +255,14 @@ class FileNames:
             self.sites[name_start] = Site("imported name", module=module, level=node.level)
             self.imports[alias.asname or alias.name] = (module, node.level)
 
+    def binds(self, name: str) -> bool:
+        """Whether this file binds ``name`` (see ``bound_names``)."""
+        if len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", self.file.text)) < 2:
+            return False  # its one occurrence is the use being asked about
+        if self._bound is None:
+            self._bound = bound_names(self.file.ast_tree)
+        return name in self._bound
+
     def site(self, offset: int) -> Site | None:
         """The site of the identifier that starts at ``offset``, if it is one."""
         found = self.sites.get(offset)
@@ -284,11 +291,11 @@ class FileNames:
                 owner = "an attribute" if site.kind == "attribute" else "a keyword"
                 origin = f"imported from `{source[0]}`, outside this project"
                 return site.kind, f"{owner} of `{site.receiver}`, {origin}"
-            if name in self.bound or self.project.binds(name):
+            if self.binds(name) or self.project.binds(name):
                 return None
             return site.kind, "nothing in this project defines it"
         # A name that is read: bound in this file, imported, a builtin, or from elsewhere.
-        if name in self.bound:
+        if self.binds(name):
             return None
         source = self.imports.get(name)
         if source is not None:
