@@ -6,7 +6,6 @@ import ast
 import bisect
 import hashlib
 import io
-import keyword
 import os
 import re
 import sys
@@ -18,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lint_rules import timing
-from lint_rules.ownership import FileNames, collected_tests, is_test_file
+from lint_rules.collected import CollectedTest, collected_tests, is_test_file, rename_test
+from lint_rules.ownership import FileNames
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -318,9 +318,6 @@ class TypoRule(Rule):
         self.report((placed.start, placed.end), message, placed.fix)
 
 
-_Tests = dict[int, tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]
-"""Test functions pytest collects (with their class), by the offset of their name."""
-
 _INLINE_CODE = re.compile(r"``[^`\n]+``|`[^`\n]+`")
 """Inline code in reStructuredText and Markdown prose, role targets (:func:`name`) included."""
 
@@ -342,23 +339,6 @@ def _file_names(tree: ast.Module) -> set[str]:
             if node.asname:
                 names.add(node.asname)
     return names
-
-
-def _binds_name(node: ast.AST, name: str) -> bool:
-    """Whether ``node`` binds ``name`` (a definition, parameter, store, import, capture)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name == name
-    if isinstance(node, ast.arg):
-        return node.arg == name
-    if isinstance(node, ast.Name):
-        return node.id == name and not isinstance(node.ctx, ast.Load)
-    if isinstance(node, ast.alias):
-        return (node.asname or node.name.split(".")[0]) == name
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return name in node.names
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return node.name == name
-    return False
 
 
 def _digest(text: str) -> str:
@@ -395,7 +375,7 @@ class _Placer:
         self._range = file.node_range
         self._names: ScopeRenamer | None = None
         self._owners: FileNames | None = None
-        self._tests: _Tests | None = None
+        self._tests: dict[int, CollectedTest] | None = None
         self._definitions: dict[int, str] | None = None
         self._imports: list[tuple[int, int]] = []
         self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
@@ -461,7 +441,7 @@ class _Placer:
             note = f"{_ambiguous(misspelling)}; if it is spelt as intended, {self._allow(typo)}"
             return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
         if test is not None:
-            return self._test_function(first, start, end, misspelling, *test)
+            return self._test_function(first, start, end, misspelling, test)
         kind = None if is_private(old) else self._public_site(first)
         if kind is None:
             return self._scoped_identifier(first, last, start, end, misspelling)
@@ -570,7 +550,7 @@ class _Placer:
             self._owners = FileNames(self.file)
         return self._owners
 
-    def _test_names(self) -> _Tests:
+    def _test_names(self) -> dict[int, CollectedTest]:
         """The test functions pytest collects from this file (and their classes), by the
         offset of their name."""
         if self._tests is None:
@@ -588,72 +568,20 @@ class _Placer:
         return self._tests
 
     def _test_function(
-        self,
-        first: int,
-        start: int,
-        end: int,
-        misspelling: Misspelling,
-        function: ast.FunctionDef | ast.AsyncFunctionDef,
-        owner: ast.ClassDef | None,
+        self, first: int, start: int, end: int, misspelling: Misspelling, test: CollectedTest
     ) -> Placed:
         """A test function pytest collects: no caller names it, so it is renamed with
         every reference in the file, as a private name is."""
+        function, owner = test
         old, typo, corrections = function.name, misspelling.typo, misspelling.corrections
         new = old[: start - first] + corrections[0] + old[end - first :]
         place = f"test {'method' if owner is not None else 'function'} `{old}`"
-        edits, refusal = self._rename_test(first, function, owner, old, new)
+        names = {self.text[s:e] for s, e, kind in self.tokens if kind == tokenize.NAME}
+        strings = [value for _, _, value in self.strings]
+        edits, refusal = rename_test(self.file, names, strings, test, first, new)
         if refusal:
             return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
         return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
-
-    def _rename_test(
-        self,
-        first: int,
-        function: ast.FunctionDef | ast.AsyncFunctionDef,
-        owner: ast.ClassDef | None,
-        old: str,
-        new: str,
-    ) -> tuple[list[Edit], str]:
-        """The edits renaming a test function and its uses (``ast`` only: no scope analysis
-        is needed, since any other binding or ambiguous use of the name refuses).
-
-        Its uses: a module-level test's bare name wherever it is read; a test method's
-        ``self.``/``cls.`` attribute inside its class.
-        """
-        if not new.isidentifier() or keyword.iskeyword(new):
-            return [], f"`{new}` is not an identifier"
-        if any(kind == tokenize.NAME and self.text[s:e] == new for s, e, kind in self.tokens):
-            return [], f"`{new}` already exists in this file"
-        word = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)")
-        if any(word.search(value) for _, _, value in self.strings):
-            return [], f"`{old}` also appears in a string (e.g. an annotation or `__all__`)"
-        inside = self._range(owner) if owner is not None else None
-        edits = [Edit(first, first + len(old), new)]
-        for node in ast.walk(self.file.ast_tree):
-            if node is function:
-                continue
-            if _binds_name(node, old):
-                return [], f"`{old}` is bound more than once in this file"
-            if isinstance(node, ast.keyword) and node.arg == old:
-                return [], f"`{old}` is also passed as a keyword argument"
-            if isinstance(node, ast.Name) and node.id == old:
-                if owner is not None:
-                    return [], f"`{old}` is also used as a bare name"
-                edits.append(Edit(*self._range(node), new))
-            elif isinstance(node, ast.Attribute) and node.attr == old:
-                if inside is None:
-                    return [], f"`.{old}` is also used as an attribute"
-                if (
-                    not isinstance(node.value, ast.Name)
-                    or node.value.id not in ("self", "cls")
-                    or not inside[0] <= self._range(node)[0] < inside[1]
-                ):
-                    return [], f"`.{old}` is also used outside its class"
-                node_end = self._range(node)[1]
-                edits.append(Edit(node_end - len(old), node_end, new))
-        if any(self.text[edit.start : edit.end] != old for edit in edits):
-            return [], "the name could not be located exactly"
-        return sorted(edits, key=lambda edit: edit.start), ""
 
     def _allow(self, word: str, identifier: bool = False) -> str:
         """The typos configuration line that accepts ``word`` (an identifier: exactly)."""

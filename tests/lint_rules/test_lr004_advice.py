@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from lint_rules.collected import collected_tests, is_test_file
 from lint_rules.config import parse_config
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.typo import NOT_OURS, TEST_DATA, TypoRule
@@ -547,3 +548,46 @@ def test_every_message_continues_with_one_of_the_fixed_advice_phrases(
         "not fixed: ",
     }
     assert all(text.startswith(ADVICE_PHRASES) for text in advice)
+
+
+# --- What counts as a test file and a collected test --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relative", "expected"),
+    [
+        ("test_agent.py", True),
+        ("agent_test.py", True),
+        ("conftest.py", True),
+        ("tests/helpers.py", True),
+        ("tests/unit/fixtures/data.py", True),
+        ("src/agent.py", False),
+        ("src/testing.py", False),
+        ("contests/agent.py", False),
+    ],
+)
+def test_test_files_are_recognised_relative_to_the_root(
+    tmp_path: Path, relative: str, expected: bool
+) -> None:
+    root = tmp_path / "tests" / "project"  # a `tests` directory above the root does not count
+
+    assert is_test_file(root / relative, root) is expected
+
+
+def test_collected_tests_follow_pytest_defaults() -> None:
+    import ast
+
+    tree = ast.parse(
+        "def test_a(): pass\n"
+        "def helper(): pass\n"
+        "async def test_b(): pass\n"
+        "class TestC:\n    def test_d(self): pass\n    def setup_method(self): pass\n"
+        "class TestE:\n    def __init__(self): pass\n    def test_f(self): pass\n"
+        "class Other:\n    def test_g(self): pass\n"
+    )
+
+    found = collected_tests(Path("test_x.py"), tree)
+    names = {node.name for node in ast.walk(tree) if id(node) in found}  # type: ignore[attr-defined]
+
+    assert names == {"test_a", "test_b", "test_d"}
+    assert collected_tests(Path("conftest.py"), tree) == set()
