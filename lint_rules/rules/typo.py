@@ -12,7 +12,6 @@ import sys
 import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -733,7 +732,6 @@ TEST_DATA = "test data"
 """Advice on a string constant of a test file: accept it in the typos configuration."""
 
 
-@lru_cache(maxsize=256)
 def _typos_table(directory: str, table: str) -> str:
     """Where to add a line to ``[default.<table>]`` for files of ``directory``."""
     root = typos_root(Path(directory))
