@@ -127,6 +127,7 @@ class TypoRule(Rule):
     itself for them).
 
     What is reported without a fix says why, after `; `, with one of these:
+
     - `not ours to rename:` a name this project does not define: an attribute
       or keyword whose receiver is imported from a module outside the project,
       a name or module imported from outside it (`import *` included), or an
