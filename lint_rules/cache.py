@@ -1,8 +1,11 @@
 """The result cache under ``.lint_rules_cache/``.
 
 One file per *run key* (tool version and source, selected rules, configuration,
-run options that change results); inside it, per path, the content digest and
-the findings. A file whose digest matches is not read by a rule, let alone parsed.
+run options that change results) under the root of the configuration that governs
+the files; inside it, per path, the content digest, the findings and the fingerprint
+of the file's directory (what the rules' ``cache_fingerprint`` say about it, e.g. the
+typos configuration that governs it). A file whose digest and directory fingerprint
+match is not read by a rule, let alone parsed.
 """
 
 from __future__ import annotations
@@ -33,9 +36,13 @@ def content_digest(data: bytes) -> str:
 class ResultCache:
     """Findings by path and content digest, for one run key."""
 
-    def __init__(self, location: Path, entries: dict[str, list[Any]]) -> None:
+    def __init__(
+        self, location: Path, entries: dict[str, list[Any]], rules: Sequence[type[Rule]] = ()
+    ) -> None:
         self.location = location
         self.entries = entries
+        self.rules = rules
+        self._fingerprints: dict[Path, str] = {}
 
     @classmethod
     def open(cls, config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> ResultCache:
@@ -47,12 +54,23 @@ class ResultCache:
             entries = json.loads(location.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             entries = {}
-        return cls(location, entries if isinstance(entries, dict) else {})
+        return cls(location, entries if isinstance(entries, dict) else {}, rules)
+
+    def fingerprint(self, directory: Path) -> str:
+        """What the rules' ``cache_fingerprint`` say about ``directory``, once per run."""
+        found = self._fingerprints.get(directory)
+        if found is None:
+            found = self._fingerprints[directory] = "|".join(
+                rule.cache_fingerprint(directory) for rule in self.rules
+            )
+        return found
 
     def lookup(self, path: Path) -> FileResult | None:
         """The cached result for ``path`` if its content is unchanged."""
         entry = self.entries.get(str(path))
-        if entry is None:
+        if not isinstance(entry, list) or len(entry) != 3:
+            return None
+        if entry[2] != self.fingerprint(path.parent):
             return None
         try:
             data = path.read_bytes()
@@ -68,7 +86,8 @@ class ResultCache:
         for result in results:
             if result.digest and not result.cached:
                 rows = [_row(finding) for finding in result.findings]
-                self.entries[str(result.path)] = [result.digest, rows]
+                fingerprint = self.fingerprint(result.path.parent)
+                self.entries[str(result.path)] = [result.digest, rows, fingerprint]
         directory = self.location.parent
         try:
             directory.mkdir(exist_ok=True)
@@ -95,14 +114,15 @@ def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) ->
         for source in sources
         for file in (source.rglob("*.py") if source.is_dir() else [source])
     )
-    dependencies = sorted(
-        {path for rule in rules for path in rule(config.options_for(rule)).dependencies()}
-    )
+    from lint_rules.static import project_root
+
+    with project_root(config.root):
+        instances = [rule(config.options_for(rule)) for rule in rules]
+    dependencies = sorted({path for rule in instances for path in rule.dependencies()})
     described = {
         "tool": stamps,
         "dependencies": [_stamp(path) for path in dependencies],
         "rules": sorted(rule.CODE for rule in rules),
-        "external": sorted(rule.cache_fingerprint(config.root) for rule in rules),
         "config": {**asdict(config), "root": str(config.root)},
         "include_generated": options.include_generated,
     }

@@ -2,8 +2,9 @@
 
 ``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
 ``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
-module on the import path (the working directory and its ``src/`` first, as for a
-src-layout project that is not installed, then ``sys.path``)
+module on the import path: the project root (``project_root``; without one, the
+working directory) and its ``src/`` first, as for a src-layout project that is not
+installed, then ``sys.path``,
 with ``importlib.machinery.PathFinder`` one package level at a time, so no
 package ``__init__`` is executed, and both raise ``ConfigError`` naming the
 module and the name when it cannot be found, read, or is not what was asked.
@@ -28,6 +29,8 @@ TYPING_MODULES = ("typing", "typing_extensions")
 
 _recorders: list[set[Path]] = []
 """The path sets of the active ``recording()`` blocks."""
+_roots: list[str] = []
+"""The project roots of the active ``project_root()`` blocks, innermost last."""
 
 # Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
 _TYPE_STATEMENT = re.compile(
@@ -220,7 +223,7 @@ def read_module(module: str) -> ModuleSource:
     """Locate and parse ``module``; ``ConfigError`` says what went wrong.
 
     Parsed once per content (cached by path, modification time and size)."""
-    path, is_package = _locate_from(module, os.getcwd())
+    path, is_package = _locate_from(module, _roots[-1] if _roots else os.getcwd())
     for paths in _recorders:
         paths.add(path)
     try:
@@ -244,9 +247,23 @@ def recording() -> Iterator[set[Path]]:
         _recorders.pop()
 
 
+@contextmanager
+def project_root(root: Path) -> Iterator[None]:
+    """Inside the block, modules are looked up from ``root`` and ``root/src`` first (the
+    project whose configuration names them), not from the working directory."""
+    _roots.append(str(root))
+    try:
+        yield
+    finally:
+        _roots.pop()
+
+
 @cache
-def _locate_from(module: str, cwd: str) -> tuple[Path, bool]:
-    return _locate(module, [cwd, os.path.join(cwd, "src"), *sys.path])
+def _locate_from(module: str, root: str) -> tuple[Path, bool]:
+    try:
+        return _locate(module, [root, os.path.join(root, "src"), *sys.path])
+    except ConfigError as error:
+        raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
 
 
 @cache
