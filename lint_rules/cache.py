@@ -37,7 +37,7 @@ class ResultCache:
     """Findings by path and content digest, for one run key."""
 
     def __init__(
-        self, location: Path, entries: dict[str, list[Any]], rules: Sequence[type[Rule]] = ()
+        self, location: Path, entries: dict[str, list[Any]], rules: Sequence[Rule] = ()
     ) -> None:
         self.location = location
         self.entries = entries
@@ -45,8 +45,9 @@ class ResultCache:
         self._fingerprints: dict[Path, str] = {}
 
     @classmethod
-    def open(cls, config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> ResultCache:
-        """The cache for this configuration, empty if missing or unreadable."""
+    def open(cls, config: Config, rules: Sequence[Rule], options: RunOptions) -> ResultCache:
+        """The cache for this configuration and these (built, selected) rules, empty if
+        missing or unreadable."""
         import json  # only when the cache is used
 
         location = config.root / CACHE_DIRECTORY / f"{run_key(config, rules, options)}.json"
@@ -101,24 +102,20 @@ class ResultCache:
             pass  # a cache that cannot be written only costs time
 
 
-def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> str:
+def run_key(config: Config, rules: Sequence[Rule], options: RunOptions) -> str:
     """A digest of everything besides file content that decides the findings."""
     import json
 
     sources = {
         _PACKAGE_DIRECTORY,
-        *(Path(sys.modules[rule.__module__].__file__ or "") for rule in rules),
+        *(Path(sys.modules[type(rule).__module__].__file__ or "") for rule in rules),
     }
     stamps = sorted(
         (str(file), file.stat().st_size, file.stat().st_mtime_ns)
         for source in sources
         for file in (source.rglob("*.py") if source.is_dir() else [source])
     )
-    from lint_rules.static import project_root
-
-    with project_root(config.root):
-        instances = [rule(config.options_for(rule)) for rule in rules]
-    dependencies = sorted({path for rule in instances for path in rule.dependencies()})
+    dependencies = sorted({path for rule in rules for path in rule.dependencies()})
     described = {
         "tool": stamps,
         "dependencies": [_stamp(path) for path in dependencies],

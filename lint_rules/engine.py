@@ -95,9 +95,13 @@ def run(
 def _run_project(
     files: list[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> list[FileResult]:
-    """Check (or fix) files that one configuration governs, with its cache."""
+    """Check (or fix) files that one configuration governs, with its cache; the rules
+    are built once here (worker processes build their own)."""
+    worker = Worker(rules, config, options)
     cache = (
-        ResultCache.open(config, rules, options) if options.use_cache and not options.fix else None
+        ResultCache.open(config, worker.checker.rules, options)
+        if options.use_cache and not options.fix
+        else None
     )
     done: list[FileResult] = []
     todo: list[Path] = []
@@ -107,16 +111,9 @@ def _run_project(
             todo.append(path)
         else:
             done.append(hit)
-    done.extend(_run_files(todo, config, rules, options))
+    done.extend(_run_files(todo, worker, options))
     if options.fix:
-        refixer: list[Worker] = []
-
-        def refix(result: FileResult, blocked: Mapping[str, str]) -> None:
-            if not refixer:
-                refixer.append(Worker(rules, config, options))
-            refixer[0].refix(result, blocked)
-
-        settle(done, config.root, config.exclude, refix)
+        settle(done, config.root, config.exclude, worker.refix)
         for result in done:
             finish(result, options)
     if cache is not None:
@@ -156,12 +153,10 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _run_files(
-    paths: list[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
-) -> list[FileResult]:
+def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[FileResult]:
     jobs = min(options.jobs, len(paths) // MIN_FILES_PER_PROCESS)
     if jobs <= 1:
-        return Worker(rules, config, options).run_batch(paths)
+        return worker.run_batch(paths)
     import multiprocessing  # only here: a warm or small run should not pay for it
     from concurrent.futures import ProcessPoolExecutor
 
@@ -173,7 +168,7 @@ def _run_files(
         jobs,
         mp_context=context,
         initializer=_start_worker,
-        initargs=(rules, config, options, os.getpid()),
+        initargs=(worker.rule_classes, worker.config, options, os.getpid()),
     ) as pool:
         done = []
         for results, times in pool.map(_run_batch, batches):
@@ -216,6 +211,7 @@ class Worker:
     def __init__(self, rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
         with project_root(config.root):  # modules a rule reads are the project's
             instances = [rule(config.options_for(rule)) for rule in rules]
+        self.rule_classes = tuple(rules)
         self.checker = Checker(instances, options, config.root)
         self.config = config
         self.options = options
