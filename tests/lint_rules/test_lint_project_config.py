@@ -97,7 +97,7 @@ def _src_layout_project(root: Path) -> None:
     _write(root / "src/events.py", EVENTS.format(values='"started", "stopped"'))
     members = "    def area(self) -> float: ...\n    def perimeter(self) -> float: ...\n"
     _write(root / "src/shapes.py", SHAPES.format(members=members))
-    _write(root / "src/app.py", 'from events import Event\n\nold_name()\nEvent(name="stoped")\n')
+    _write(root / "src/app.py", 'from events import Event\n\nold_name()\nEvent(name="paused")\n')
     _write(root / "tests/test_app.py", 'from events import Event\n\nold_name()\nEvent(name="x")\n')
     _write(root / "generated/gen.py", "old_name()\n")
     _write(
@@ -117,7 +117,7 @@ def _installed_modules(site: Path) -> dict[str, str]:
     """Modules of the same names on ``PYTHONPATH`` that allow every value used and
     declare a smaller protocol: read instead of the project's, they hide every
     LR002 and LR003 finding."""
-    _write(site / "events.py", EVENTS.format(values='"stoped", "x"'))
+    _write(site / "events.py", EVENTS.format(values='"paused", "x"'))
     _write(site / "shapes.py", SHAPES.format(members="    def area(self) -> float: ..."))
     return {"PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(site)]))}
 
@@ -180,8 +180,8 @@ def test_declaring_module_of_the_project_shadows_an_installed_one(
         root / "pyproject.toml", '[tool.lint_rules.literals]\n"Event.name" = "events:Event.name"\n'
     )
     _write(package / "events.py", EVENTS.format(values='"started"'))
-    _write(root / "tests/use.py", 'from events import Event\n\nEvent(name="stoped")\n')
-    env = _installed_modules(tmp_path / "site")  # its `events` allows "stoped"
+    _write(root / "tests/use.py", 'from events import Event\n\nEvent(name="paused")\n')
+    env = _installed_modules(tmp_path / "site")  # its `events` allows "paused"
     cwd = root / "tests" if where == "tests/" else tmp_path
 
     result = _cli(*CHECK, "--no-cache", str(root), cwd=cwd, env=env)
@@ -338,7 +338,7 @@ def test_project_without_a_table_is_rooted_at_its_own_pyproject(tmp_path: Path) 
     assert load_config(root / "sub", ALL_RULES).root == root
 
 
-def test_file_under_no_project_gets_the_working_directorys_config(
+def test_file_under_no_project_gets_the_config_of_the_working_directory(
     project: Path, tmp_path: Path, lint: Lint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     loose = tmp_path / "loose" / "script.py"
