@@ -83,12 +83,18 @@ class ResultCache:
         return FileResult(path, [_finding(row) for row in entry[1]], digest, cached=True)
 
     def save(self, results: Sequence[FileResult]) -> None:
-        """Store the results that have a digest; keep entries of other paths."""
+        """Store the results that have a digest; keep entries of other paths. Nothing is
+        written when every result came from the cache (a warm run)."""
+        changed = False
         for result in results:
             if result.digest and not result.cached:
                 rows = [_row(finding) for finding in result.findings]
                 fingerprint = self.fingerprint(result.path.parent)
-                self.entries[str(result.path)] = [result.digest, rows, fingerprint]
+                entry = [result.digest, rows, fingerprint]
+                changed = changed or self.entries.get(str(result.path)) != entry
+                self.entries[str(result.path)] = entry
+        if not changed:
+            return
         directory = self.location.parent
         try:
             directory.mkdir(exist_ok=True)

@@ -9,6 +9,7 @@ own, so its test guards that fingerprint).
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -165,3 +166,17 @@ def test_lr004_typos_configuration_nested_below_the_root_is_part_of_the_cache_ke
     assert positions() == ["top.py:1:6:"]
     config.unlink()  # removed: the root's (none) governs again
     assert positions() == everywhere
+
+
+def test_warm_run_does_not_rewrite_the_cache(project: Path, lint: Lint) -> None:
+    (project / "m.py").write_text("x = old_name\n")
+    lint("check")
+    (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
+    os.utime(cache_file, ns=(10**9, 10**9))  # a time no write would leave
+
+    assert lint("check").code == 1
+    assert cache_file.stat().st_mtime_ns == 10**9
+    (project / "m.py").write_text("x = new_name\n")
+    assert lint("check").code == 0
+    assert cache_file.stat().st_mtime_ns != 10**9
+    assert lint("check").code == 0
