@@ -2,9 +2,10 @@
 
 ``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
 ``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
-module on the import path: the project root (``project_root``; without one, the
-working directory) and its ``src/`` first, as for a src-layout project that is not
-installed, then ``sys.path``,
+module in the project root (set by ``project_root``; without one, the working
+directory), then its ``src/`` (a src-layout project that is not installed), then
+``sys.path`` without the working directory (``python -m`` puts it first), so that
+what is read does not depend on where the command runs. They search
 with ``importlib.machinery.PathFinder`` one package level at a time, so no
 package ``__init__`` is executed, and both raise ``ConfigError`` naming the
 module and the name when it cannot be found, read, or is not what was asked.
@@ -223,7 +224,8 @@ def read_module(module: str) -> ModuleSource:
     """Locate and parse ``module``; ``ConfigError`` says what went wrong.
 
     Parsed once per content (cached by path, modification time and size)."""
-    path, is_package = _locate_from(module, _roots[-1] if _roots else os.getcwd())
+    cwd = os.getcwd()
+    path, is_package = _locate_from(module, _roots[-1] if _roots else cwd, cwd)
     for paths in _recorders:
         paths.add(path)
     try:
@@ -259,9 +261,10 @@ def project_root(root: Path) -> Iterator[None]:
 
 
 @cache
-def _locate_from(module: str, root: str) -> tuple[Path, bool]:
+def _locate_from(module: str, root: str, cwd: str) -> tuple[Path, bool]:
+    installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
     try:
-        return _locate(module, [root, os.path.join(root, "src"), *sys.path])
+        return _locate(module, [root, os.path.join(root, "src"), *installed])
     except ConfigError as error:
         raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
 

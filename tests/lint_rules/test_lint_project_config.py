@@ -362,3 +362,18 @@ def test_stdin_filename_in_another_project_uses_that_projects_config(tmp_path: P
     assert _lines(result.stdout) == [
         f"{tmp_path / 'b/new.py'}:1:1: LR001 [*] `old_name` was renamed to `new_b`"
     ]
+
+
+def test_module_found_only_in_the_working_directory_is_not_read(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _write(
+        root / "pyproject.toml", '[tool.lint_rules.literals]\n"Event.name" = "events:Event.name"\n'
+    )
+    _write(root / "tests/events.py", EVENTS.format(values='"started"'))  # not importable
+
+    for cwd in (root, root / "tests"):
+        result = _cli("check", "--no-cache", cwd=cwd)
+
+        assert result.returncode == 2, cwd
+        assert "module 'events' not found" in result.stderr
+        assert f"looked in {root}, its src/, then sys.path" in result.stderr
