@@ -377,3 +377,31 @@ def test_module_found_only_in_the_working_directory_is_not_read(tmp_path: Path) 
         assert result.returncode == 2, cwd
         assert "module 'events' not found" in result.stderr
         assert f"looked in {root}, its src/, then sys.path" in result.stderr
+
+
+def test_command_line_selection_applies_to_each_projects_own(tmp_path: Path) -> None:
+    _renaming_project(tmp_path / "a", "new_a", "ignore = ['LR001']")
+    _renaming_project(tmp_path / "b", "new_b", "select = ['LR002']")
+
+    assert _lines(_cli("check", "--no-cache", "a", "b", cwd=tmp_path).stdout) == []
+    selected = _cli("check", "--no-cache", "--select", "LR001", "a", "b", cwd=tmp_path)
+    # --select replaces b's select; a's ignore still applies (--ignore adds to it).
+    assert [line.split(":")[0] for line in _lines(selected.stdout)] == [
+        "b/m.py",
+        "b/skip/s.py",
+        "b/t/x.py",
+    ]
+    ignored = _cli("check", "--no-cache", "--ignore", "LR002", "b", cwd=tmp_path)
+    assert (ignored.returncode, _lines(ignored.stdout)) == (0, [])
+
+
+def test_bad_configuration_of_one_project_exits_2_naming_its_file(tmp_path: Path) -> None:
+    _renaming_project(tmp_path / "a", "new_a")
+    _renaming_project(tmp_path / "b", "new_b", "selekt = ['LR']")
+
+    result = _cli("check", "a", "b", cwd=tmp_path)
+
+    assert (result.returncode, result.stdout) == (2, "")
+    assert f"{tmp_path / 'b' / 'pyproject.toml'} [tool.lint_rules]: unknown key 'selekt'" in (
+        result.stderr
+    )
