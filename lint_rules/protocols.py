@@ -47,7 +47,7 @@ from lint_rules.discovery import discover
 from lint_rules.engine import decode_source, display_path
 from lint_rules.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
-from lint_rules.static import file_source
+from lint_rules.static import file_source, project_root
 
 CODE = "LR100"
 NAME = "protocol-mismatch"
@@ -111,7 +111,8 @@ def main(output_format: str, rules: Sequence[type[Rule]]) -> int:
 
 def check_protocols(config: Config) -> list[Located]:
     """LR100 findings for every implementation mypy does not accept as its protocol."""
-    targets = configured_targets(config.rule_options)
+    with project_root(config.root):  # the protocols' modules are the project's
+        targets = configured_targets(config.rule_options)
     if not targets:
         return []
     implementations = [

@@ -149,8 +149,9 @@ Caching
 -------
 Findings are cached by file content and configuration. A rule whose findings
 also depend on something outside both (a tool's version, the tool's own config
-file) returns a description of it from ``cache_fingerprint(root)``; it is part
-of the cache key. Default: ``""``.
+file) returns a description of it from ``cache_fingerprint(directory)``, called
+once per run for each directory of checked files; a cached result is used only
+while that description is unchanged. Default: ``""``.
 """
 
 from __future__ import annotations
@@ -270,8 +271,9 @@ class Rule:
         return True
 
     @classmethod
-    def cache_fingerprint(cls, root: Path) -> str:
-        """What, besides the file and ``[tool.lint_rules]``, decides the findings."""
+    def cache_fingerprint(cls, directory: Path) -> str:
+        """What, besides the file and ``[tool.lint_rules]``, decides the findings of the
+        files in ``directory``."""
         return ""
 
     def begin_batch(self, paths: Sequence[Path]) -> None:

@@ -2,8 +2,10 @@
 
 ``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
 ``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
-module on the import path (the working directory and its ``src/`` first, as for a
-src-layout project that is not installed, then ``sys.path``)
+module in the project root (set by ``project_root``; without one, the working
+directory), then its ``src/`` (a src-layout project that is not installed), then
+``sys.path`` without the working directory (``python -m`` puts it first), so that
+what is read does not depend on where the command runs. They search
 with ``importlib.machinery.PathFinder`` one package level at a time, so no
 package ``__init__`` is executed, and both raise ``ConfigError`` naming the
 module and the name when it cannot be found, read, or is not what was asked.
@@ -28,6 +30,8 @@ TYPING_MODULES = ("typing", "typing_extensions")
 
 _recorders: list[set[Path]] = []
 """The path sets of the active ``recording()`` blocks."""
+_roots: list[str] = []
+"""The project roots of the active ``project_root()`` blocks, innermost last."""
 
 # Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
 _TYPE_STATEMENT = re.compile(
@@ -220,7 +224,8 @@ def read_module(module: str) -> ModuleSource:
     """Locate and parse ``module``; ``ConfigError`` says what went wrong.
 
     Parsed once per content (cached by path, modification time and size)."""
-    path, is_package = _locate_from(module, os.getcwd())
+    cwd = os.getcwd()
+    path, is_package = _locate_from(module, _roots[-1] if _roots else cwd, cwd)
     for paths in _recorders:
         paths.add(path)
     try:
@@ -244,9 +249,24 @@ def recording() -> Iterator[set[Path]]:
         _recorders.pop()
 
 
+@contextmanager
+def project_root(root: Path) -> Iterator[None]:
+    """Inside the block, modules are looked up from ``root`` and ``root/src`` first (the
+    project whose configuration names them), not from the working directory."""
+    _roots.append(str(root))
+    try:
+        yield
+    finally:
+        _roots.pop()
+
+
 @cache
-def _locate_from(module: str, cwd: str) -> tuple[Path, bool]:
-    return _locate(module, [cwd, os.path.join(cwd, "src"), *sys.path])
+def _locate_from(module: str, root: str, cwd: str) -> tuple[Path, bool]:
+    installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
+    try:
+        return _locate(module, [root, os.path.join(root, "src"), *installed])
+    except ConfigError as error:
+        raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
 
 
 @cache

@@ -206,6 +206,8 @@ class ProtocolConformanceRule(Rule):
     @property
     def root(self) -> Path:
         """The project root the globs are relative to: where the engine found its config."""
+        if self.file.root is not None:  # the root of the configuration that governs the file
+            return self.file.root
         if self._root is None:
             pyproject = find_pyproject(Path.cwd())
             self._root = pyproject.parent if pyproject is not None else Path.cwd()
