@@ -103,7 +103,7 @@ def main(output_format: str, rules: Sequence[type[Rule]]) -> int:
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
-    sys.stdout.write(render(located, output_format, {CODE: NAME}))
+    sys.stdout.write(render(located, output_format, {CODE: NAME}, root=config.root))
     if output_format == "text":
         sys.stdout.write(summary([item.finding for item in located]))
     return 1 if located else 0

@@ -76,6 +76,7 @@ class ProtocolConformanceRule(Rule):
 
     CODE = "LR003"
     NAME = "protocol-conformance"
+    SEVERITY = "error"
     MESSAGE = "`{cls}` {problem}; the protocol `{protocol}` declares `{expected}`"
     OPTIONS = (OPTION,)
 
