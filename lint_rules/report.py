@@ -250,6 +250,7 @@ def _sarif(
     ]
     driver = {
         "name": "lint_rules",
+        **_version(),
         "rules": [_descriptor(code, rule_names[code], classes.get(code)) for code in codes],
     }
     return {
@@ -269,6 +270,16 @@ def _sarif(
             }
         ],
     }
+
+
+def _version() -> dict[str, str]:
+    """The driver's ``version``: that of the installed distribution, if any."""
+    from importlib import metadata
+
+    try:
+        return {"version": metadata.version("agent-sessions")}
+    except metadata.PackageNotFoundError:
+        return {}
 
 
 def _severity(rule: type[Rule] | None) -> str:
