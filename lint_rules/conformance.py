@@ -118,6 +118,11 @@ class Problem:
     expected: str
 
 
+OBJECT_MEMBERS = frozenset(dir(object))
+"""What every class has from ``object`` (``__eq__``, ``__hash__``, ``__repr__``...): never
+missing, though a class's own definition of one is still checked."""
+
+
 @dataclass(frozen=True)
 class Implementation:
     """A class that implements a protocol, with what it defines and inherits."""
@@ -130,13 +135,25 @@ class Implementation:
     """Every member the class has: its own, its same-file bases', inherited ones."""
     complete: bool
     """Whether every base class was read, so that a member not found is missing."""
+    qualname: str = ""
+    """The class's qualified name in its module, as Python spells ``__qualname__``:
+    ``Name``, ``Outer.Inner``, ``factory.<locals>.Local``."""
+
+    @property
+    def importable(self) -> bool:
+        """Whether another module can name the class (it is not defined in a function)."""
+        return "<locals>" not in self.qualname
 
     def problems(self) -> list[Problem]:
         """Missing members first (at the class), then each def's departures."""
         found: list[Problem] = []
-        name = self.node.name
+        name = self.qualname or self.node.name
         for member in self.protocol.members.values():
-            if member.name not in self.available and self.complete:
+            if (
+                member.name not in self.available
+                and member.name not in OBJECT_MEMBERS
+                and self.complete
+            ):
                 found.append(Problem(self.node, name, f"misses `{member.name}`", member.signature))
         for member in self.protocol.methods:
             definitions = self.methods.get(member.name, [])
@@ -156,22 +173,74 @@ class Implementation:
 
 def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[Implementation]:
     """The classes of a file that implement ``protocol`` (subclass it or its ABC, or
-    define more than half of its methods), in source order."""
-    classes = {node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)}
+    define more than half of its methods), in source order: module-level classes and
+    classes nested in classes or functions at any depth."""
+    module_classes = {
+        node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)
+    }
     implementations = []
-    for node in classes.values():
-        if source.name == protocol.module and (
-            node.name == protocol.name or node.name in protocol.abcs
+    for node, qualname, classes in _all_classes(source.tree, module_classes):
+        if (
+            source.name == protocol.module
+            and qualname == node.name
+            and (node.name == protocol.name or node.name in protocol.abcs)
         ):
             continue
         if is_protocol(source, node):
             continue  # a protocol extending this one declares, it does not implement
-        implementation = _describe(source, node, classes, protocol)
+        implementation = _describe(source, node, classes, protocol, qualname)
         own_methods = sum(member.name in implementation.methods for member in protocol.methods)
         inherited = _inherited_targets(source, node, classes, protocol, seen=set())
         if inherited or own_methods * 2 > len(protocol.methods):
             implementations.append(implementation)
     return implementations
+
+
+_Scope = tuple[str, dict[str, ast.ClassDef]]
+
+
+def _all_classes(
+    tree: ast.Module, module_classes: dict[str, ast.ClassDef]
+) -> list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]:
+    """Every class of the module in source order, with its ``__qualname__`` and the
+    classes its bases may name: the module's, overlaid by those of each enclosing
+    function and of the body that defines it."""
+    found: list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]] = []
+
+    def visit(body: list[ast.stmt], prefix: str, visible: dict[str, ast.ClassDef]) -> None:
+        local = {**visible, **{n.name: n for n in _statements(body) if isinstance(n, ast.ClassDef)}}
+        for statement in _statements(body):
+            if isinstance(statement, ast.ClassDef):
+                found.append((statement, prefix + statement.name, local))
+                # A class body's names are not visible in the classes nested in it.
+                visit(statement.body, f"{prefix}{statement.name}.", visible)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(statement.body, f"{prefix}{statement.name}.<locals>.", local)
+
+    visit(tree.body, "", module_classes)
+    return found
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a body, those under compound statements (``if``, ``try``,
+    ``with``, loops, ``match``) included, but not those of nested defs or classes."""
+    result: list[ast.stmt] = []
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            result.append(node)
+            continue
+        children: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            children.extend(getattr(node, name, ()))
+        for handler in getattr(node, "handlers", ()):
+            children.extend(handler.body)
+        for case in getattr(node, "cases", ()):
+            children.extend(case.body)
+        pending.extend(reversed(children))
+        result.append(node)
+    return result
 
 
 def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]) -> list[str]:
@@ -235,6 +304,7 @@ def _describe(
     node: ast.ClassDef,
     classes: dict[str, ast.ClassDef],
     protocol: ProtocolSpec,
+    qualname: str,
 ) -> Implementation:
     methods: dict[str, list[FunctionNode]] = {}
     for statement in node.body:
@@ -242,7 +312,7 @@ def _describe(
             methods.setdefault(statement.name, []).append(statement)
     available: set[str] = set()
     complete = _collect_members(source, node, classes, protocol, available, seen=set())
-    return Implementation(node, protocol, methods, frozenset(available), complete)
+    return Implementation(node, protocol, methods, frozenset(available), complete, qualname)
 
 
 def _collect_members(

@@ -32,6 +32,20 @@ class ProtocolConformanceRule(Rule):
     protocol's is async or the reverse, and every parameter renamed, of another
     kind, missing, added as required, or with another default (at the `def`).
 
+    Dunder members the protocol declares (`__call__`, `__iter__`, `__aiter__`,
+    `__len__`, `__aenter__`...) are members like any other. Not asked of an
+    implementation: what a class body or the Protocol machinery defines
+    (`__init__`, `__new__`, `__slots__`, `__doc__`, `__module__`, `__annotations__`,
+    `__dict__`, `__weakref__`, `__class_getitem__`, `__init_subclass__`,
+    `__subclasshook__`, `__parameters__`, `__protocol_attrs__`...), as for mypy; and
+    what every class inherits from `object` (`__eq__`, `__hash__`, `__repr__`...) is
+    never missing, though a class's own definition of it is checked. Classes nested
+    in a class or defined in a function (a test's fake, a factory's class) are
+    checked like module-level ones and named by their qualified name
+    (`Outer.Inner`, `make.<locals>.Fake`); their bases are read from the module's
+    imports and classes and from the classes of the enclosing bodies, not from an
+    import inside the function (such a base counts as unreadable).
+
     ## Why is this bad?
     A structural protocol is satisfied by shape alone: nothing fails when an
     implementation drifts from it until a caller awaits a sync method, passes
