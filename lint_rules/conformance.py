@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from lint_rules.rule import ConfigError
 from lint_rules.static import (
+    Member,
     ModuleSource,
     Parameter,
     ProtocolSpec,
@@ -54,11 +55,11 @@ class ProtocolTarget:
 
     def admits(self, text: str) -> bool:
         """Whether ``text`` may define an implementation: it names the protocol or its
-        ABC, or more than half of its method names."""
+        ABC, or more than half of its distinctive method names."""
         if any(name in text for name in (self.protocol.name, *self.protocol.abcs)):
             return True
-        methods = self.protocol.methods
-        return sum(method.name in text for method in methods) * 2 > len(methods)
+        methods = distinctive_methods(self.protocol)
+        return bool(methods) and sum(method.name in text for method in methods) * 2 > len(methods)
 
     def matches(self, path: Path, root: Path) -> bool:
         try:
@@ -73,6 +74,18 @@ class ProtocolTarget:
         import pathspec
 
         return pathspec.GitIgnoreSpec.from_lines(self.patterns)
+
+
+def distinctive_methods(protocol: ProtocolSpec) -> list[Member]:
+    """The methods whose names tell a class that implements ``protocol`` without
+    subclassing it: the protocol's methods but its dunders (``__call__``, ``__iter__``
+    or ``__len__`` are on too many classes). None for a protocol of dunders only: its
+    implementations are the classes that subclass it (or its ABC)."""
+    return [method for method in protocol.methods if not _is_dunder(method.name)]
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def configured_targets(options: Mapping[str, object]) -> list[ProtocolTarget]:
@@ -173,7 +186,7 @@ class Implementation:
 
 def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[Implementation]:
     """The classes of a file that implement ``protocol`` (subclass it or its ABC, or
-    define more than half of its methods), in source order: module-level classes and
+    define more than half of its ``distinctive_methods``), in source order: module-level classes and
     classes nested in classes or functions at any depth."""
     module_classes = {
         node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)
@@ -189,9 +202,10 @@ def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[I
         if is_protocol(source, node):
             continue  # a protocol extending this one declares, it does not implement
         implementation = _describe(source, node, classes, protocol, qualname)
-        own_methods = sum(member.name in implementation.methods for member in protocol.methods)
+        methods = distinctive_methods(protocol)
+        own_methods = sum(member.name in implementation.methods for member in methods)
         inherited = _inherited_targets(source, node, classes, protocol, seen=set())
-        if inherited or own_methods * 2 > len(protocol.methods):
+        if inherited or (methods and own_methods * 2 > len(methods)):
             implementations.append(implementation)
     return implementations
 

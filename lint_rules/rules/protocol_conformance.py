@@ -27,7 +27,10 @@ class ProtocolConformanceRule(Rule):
     protocols. In the files the option lists, a class implements the protocol
     when it subclasses it (or an abstract base class beside it that declares all
     its methods, such as `SessionABC` beside `Session`), or when it defines more
-    than half of the protocol's methods. For each implementation it reports
+    than half of the protocol's methods other than dunders (`__call__`,
+    `__iter__` or `__len__` are on too many classes to tell an implementation: a
+    protocol whose methods are all dunders is implemented only by the classes
+    that subclass it). For each implementation it reports
     every missing member (at the class), every method made sync where the
     protocol's is async or the reverse, and every parameter renamed, of another
     kind, missing, added as required, or with another default (at the `def`).

@@ -431,7 +431,9 @@ RESOURCE = """
         def __eq__(self, other: object) -> bool: ...
 """
 GOOD_RESOURCE = """
-    class {name}:
+    from resource import Resource
+
+    class {name}(Resource):
         def __init__(self, size: int, label: str) -> None: ...
         def __init_subclass__(cls, *, strict: bool) -> None: ...
         def __call__(self, event: str, *, retries: int = 3) -> None: ...
@@ -462,7 +464,10 @@ def test_conforming_dunders_pass_and_protocol_machinery_is_not_required(
 ) -> None:
     # No __init__, __slots__, __match_args__, __class_getitem__, __init_subclass__,
     # __subclasshook__, __parameters__, __protocol_attrs__; __eq__ comes from object.
-    _write(resource_project / "impl" / "good.py", GOOD_RESOURCE.format(name="Pool"))
+    # A protocol of dunders only is implemented by its subclasses: any class has a
+    # `__call__` or an `__iter__`, and `Handler` does not subclass `Resource`.
+    not_one = "\n    class Handler:\n        def __call__(self, request): ...\n"
+    _write(resource_project / "impl" / "good.py", GOOD_RESOURCE.format(name="Pool") + not_one)
 
     assert lint("check", "--no-cache").out == "All checks passed!\n"
 
@@ -471,7 +476,9 @@ def test_dunder_members_are_checked_like_any_other(resource_project: Path, lint:
     _write(
         resource_project / "impl" / "bad.py",
         """
-        class Pool:
+        from resource import Resource
+
+        class Pool(Resource):
             def __call__(self, name: str, *, retries: int = 3) -> None: ...
             def __iter__(self): ...
             def __aenter__(self): ...
@@ -483,10 +490,10 @@ def test_dunder_members_are_checked_like_any_other(resource_project: Path, lint:
     outcome = lint("check", "--no-cache")
 
     assert _problems(outcome.out) == [
-        "impl/bad.py:2:1: `Pool` misses `__len__`",
-        "impl/bad.py:3:5: `Pool.__call__` renames parameter `event` to `name`",
-        "impl/bad.py:5:5: `Pool.__aenter__` is not async",
-        "impl/bad.py:7:5: `Pool.__eq__` adds required parameter `strict`",
+        "impl/bad.py:4:1: `Pool` misses `__len__`",
+        "impl/bad.py:5:5: `Pool.__call__` renames parameter `event` to `name`",
+        "impl/bad.py:7:5: `Pool.__aenter__` is not async",
+        "impl/bad.py:9:5: `Pool.__eq__` adds required parameter `strict`",
     ]
     assert "declares `def __len__(self) -> int`" in outcome.out
 
@@ -571,4 +578,39 @@ def test_nested_class_sees_the_bases_of_its_enclosing_function(
 
     assert _problems(lint("check", "--no-cache").out) == [
         "impl/fake.py:9:5: `test_store.<locals>.FakeStore` misses `delete`"
+    ]
+
+
+def test_common_dunders_alone_do_not_make_a_class_an_implementation(
+    project: Path, lint: Lint
+) -> None:
+    _write(
+        project / "reader.py",
+        """
+        from collections.abc import Iterator
+        from typing import Protocol
+
+        class LineReader(Protocol):
+            def read_line(self) -> str: ...
+            def __iter__(self) -> Iterator[str]: ...
+            def __len__(self) -> int: ...
+        """,
+    )
+    _configure(project, '"reader:LineReader" = ["impl/"]')
+    _write(
+        project / "impl" / "readers.py",
+        """
+        class Bag:  # a container, not a reader: its dunders are not evidence
+            def __iter__(self, reverse): ...
+            def __len__(self) -> int: ...
+
+        class FileReader:
+            def read_line(self) -> str: ...
+            def __iter__(self, reverse): ...
+        """,
+    )
+
+    assert _problems(lint("check", "--no-cache").out) == [
+        "impl/readers.py:6:1: `FileReader` misses `__len__`",
+        "impl/readers.py:8:5: `FileReader.__iter__` adds required parameter `reverse`",
     ]

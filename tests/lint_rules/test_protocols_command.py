@@ -348,7 +348,7 @@ def test_class_defined_in_a_function_is_named_in_a_note_not_skipped_silently(
     )
 
 
-def test_dunder_only_protocol_is_probed(tmp_path: Path) -> None:
+def test_dunder_members_of_a_protocol_are_probed(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         "[tool.mypy]\nstrict = true\n\n"
         '[tool.lint_rules.protocols]\n"handler:Handler" = ["impls/"]\n'
@@ -356,24 +356,29 @@ def test_dunder_only_protocol_is_probed(tmp_path: Path) -> None:
     (tmp_path / "handler.py").write_text(
         "from typing import Protocol\n\n\n"
         "class Handler(Protocol):\n"
+        "    def handle(self, event: str) -> None: ...\n"
         "    def __call__(self, event: str) -> None: ...\n"
         "    def __len__(self) -> int: ...\n"
     )
     (tmp_path / "impls").mkdir()
-    (tmp_path / "impls" / "good.py").write_text(
-        "class Good:\n"
-        "    def __call__(self, event: str) -> None: ...\n"
-        "    def __len__(self) -> int:\n        return 0\n"
-    )
-    (tmp_path / "impls" / "bad.py").write_text(
-        "class Bad:\n"
-        "    def __call__(self, event: bytes) -> None: ...\n"
-        "    def __len__(self) -> int:\n        return 0\n"
-    )
+    handle = "    def handle(self, event: str) -> None: ...\n"
+    call = "    def __call__(self, event: str) -> None: ...\n"
+    length = "    def __len__(self) -> int:\n        return 0\n"
+    files = {
+        "good.py": "class Good:\n" + handle + call + length,
+        "wrong_call.py": "class WrongCall:\n" + handle + call.replace("str", "bytes") + length,
+        "no_len.py": "class NoLen:\n" + handle + call,
+    }
+    for name, source in files.items():
+        (tmp_path / "impls" / name).write_text(source)
 
-    run = _run(tmp_path)
+    run = _run(tmp_path, "--format", "json")
 
     assert run.code == 1, run.err
-    [line] = run.out.splitlines()[:-1]
-    assert line.startswith("impls/bad.py:1:1: LR100 `Bad` is not a `handler.Handler` for mypy")
-    assert "__call__" in line
+    messages = {Path(item["path"]).name: item["message"] for item in json.loads(run.out)}
+    assert sorted(messages) == ["no_len.py", "wrong_call.py"]
+    assert messages["no_len.py"].endswith(
+        '"NoLen" is missing following "Handler" protocol member: __len__'
+    )
+    assert "Expected: def __call__(self, event: str) -> None" in messages["wrong_call.py"]
+    assert "Got: def __call__(self, event: bytes) -> None" in messages["wrong_call.py"]
