@@ -191,6 +191,7 @@ def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[I
     module_classes = {
         node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)
     }
+    methods = distinctive_methods(protocol)
     implementations = []
     for node, qualname, classes in _all_classes(source.tree, module_classes):
         if (
@@ -201,59 +202,76 @@ def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[I
             continue
         if is_protocol(source, node):
             continue  # a protocol extending this one declares, it does not implement
-        implementation = _describe(source, node, classes, protocol, qualname)
-        methods = distinctive_methods(protocol)
-        own_methods = sum(member.name in implementation.methods for member in methods)
-        inherited = _inherited_targets(source, node, classes, protocol, seen=set())
-        if inherited or (methods and own_methods * 2 > len(methods)):
-            implementations.append(implementation)
+        defined = {
+            s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        own_methods = sum(member.name in defined for member in methods)
+        if (methods and own_methods * 2 > len(methods)) or _inherited_targets(
+            source, node, classes, protocol, seen=set()
+        ):
+            implementations.append(_describe(source, node, classes, protocol, qualname))
     return implementations
 
 
-_Scope = tuple[str, dict[str, ast.ClassDef]]
+_Found = list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]
+_last_tree: tuple[ast.Module, _Found] | None = None
+"""The classes of the last tree read (each protocol of a file asks for them again)."""
 
 
-def _all_classes(
-    tree: ast.Module, module_classes: dict[str, ast.ClassDef]
-) -> list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]:
+def _all_classes(tree: ast.Module, module_classes: dict[str, ast.ClassDef]) -> _Found:
     """Every class of the module in source order, with its ``__qualname__`` and the
     classes its bases may name: the module's, overlaid by those of each enclosing
     function and of the body that defines it."""
-    found: list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]] = []
+    global _last_tree
+    if _last_tree is not None and _last_tree[0] is tree:
+        return _last_tree[1]
+    found: _Found = []
 
     def visit(body: list[ast.stmt], prefix: str, visible: dict[str, ast.ClassDef]) -> None:
-        local = {**visible, **{n.name: n for n in _statements(body) if isinstance(n, ast.ClassDef)}}
-        for statement in _statements(body):
-            if isinstance(statement, ast.ClassDef):
-                found.append((statement, prefix + statement.name, local))
+        definitions = _definitions(body)
+        classes = [node for node in definitions if isinstance(node, ast.ClassDef)]
+        local = {**visible, **{node.name: node for node in classes}} if classes else visible
+        for node in definitions:
+            if isinstance(node, ast.ClassDef):
+                found.append((node, prefix + node.name, local))
                 # A class body's names are not visible in the classes nested in it.
-                visit(statement.body, f"{prefix}{statement.name}.", visible)
-            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(statement.body, f"{prefix}{statement.name}.<locals>.", local)
+                visit(node.body, f"{prefix}{node.name}.", visible)
+            else:
+                visit(node.body, f"{prefix}{node.name}.<locals>.", local)
 
     visit(tree.body, "", module_classes)
+    _last_tree = (tree, found)
     return found
 
 
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of a body, those under compound statements (``if``, ``try``,
-    ``with``, loops, ``match``) included, but not those of nested defs or classes."""
-    result: list[ast.stmt] = []
+_DEFINITION_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPOUND = tuple(
+    getattr(ast, name)
+    for name in ("If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match")
+    if hasattr(ast, name)
+)
+
+
+def _definitions(
+    body: list[ast.stmt],
+) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The classes and defs of a body in source order, those under compound statements
+    (``if``, ``try``, ``with``, loops, ``match``) included, not those nested in them."""
+    result: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
     pending = list(reversed(body))
     while pending:
         node = pending.pop()
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, _DEFINITION_NODES):
             result.append(node)
-            continue
-        children: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            children.extend(getattr(node, name, ()))
-        for handler in getattr(node, "handlers", ()):
-            children.extend(handler.body)
-        for case in getattr(node, "cases", ()):
-            children.extend(case.body)
-        pending.extend(reversed(children))
-        result.append(node)
+        elif isinstance(node, _COMPOUND):
+            children: list[ast.stmt] = []
+            for name in ("body", "orelse", "finalbody"):
+                children.extend(getattr(node, name, ()))
+            for handler in getattr(node, "handlers", ()):
+                children.extend(handler.body)
+            for case in getattr(node, "cases", ()):
+                children.extend(case.body)
+            pending.extend(reversed(children))
     return result
 
 
