@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from lint_rules.rule import Finding, Rule
+from lint_rules.rule import ConfigError, Finding, Rule
 
 FORMATS = ("text", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -64,7 +64,10 @@ def render(
 
         return json.dumps([_json_object(item, rule_names) for item in ordered], indent=2) + "\n"
     if output_format == "github":
-        return "".join(_github_line(item) for item in ordered)
+        classes = {rule.CODE: rule for rule in rules}
+        return "".join(
+            _github_line(item, _severity(classes.get(item.finding.code))) for item in ordered
+        )
     if output_format == "sarif":
         import json
 
@@ -184,7 +187,11 @@ def _json_object(item: Located, rule_names: Mapping[str, str]) -> dict[str, obje
     }
 
 
-def _github_line(item: Located) -> str:
+_GITHUB_COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def _github_line(item: Located, severity: str = "error") -> str:
+    """A workflow command: ``::error``, ``::warning`` or ``::notice`` by severity."""
     finding = item.finding
     properties = {
         "file": item.path,
@@ -197,7 +204,7 @@ def _github_line(item: Located) -> str:
     rendered = ",".join(
         f"{key}={_escape_property(str(value))}" for key, value in properties.items()
     )
-    return f"::error {rendered}::{_escape_data(finding.message)}\n"
+    return f"::{_GITHUB_COMMANDS[severity]} {rendered}::{_escape_data(finding.message)}\n"
 
 
 def _escape_data(text: str) -> str:
@@ -284,7 +291,14 @@ def _version() -> dict[str, str]:
 
 def _severity(rule: type[Rule] | None) -> str:
     """A rule's SARIF level; the engine's codes (LR000, LR999) and LR100 are errors."""
-    return rule.SEVERITY if rule is not None else "error"
+    if rule is None:
+        return "error"
+    if rule.SEVERITY not in SEVERITIES:
+        raise ConfigError(
+            f"rule {rule.CODE}: SEVERITY must be one of {', '.join(SEVERITIES)}, "
+            f"not {rule.SEVERITY!r}"
+        )
+    return rule.SEVERITY
 
 
 def _descriptor(code: str, name: str, rule: type[Rule] | None) -> dict[str, object]:

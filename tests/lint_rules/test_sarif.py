@@ -20,7 +20,7 @@ import pytest
 
 from lint_rules.config import ENGINE_CODES
 from lint_rules.report import SARIF_ROOT, SEVERITIES, Located, render
-from lint_rules.rule import Finding
+from lint_rules.rule import Finding, Rule
 from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
@@ -314,3 +314,36 @@ def test_levels_come_from_each_rules_severity(tmp_path: Path) -> None:
 def test_every_rule_declares_a_sarif_severity() -> None:
     assert {rule.CODE: rule.SEVERITY for rule in ALL_RULES if rule.SEVERITY not in SEVERITIES} == {}
     assert {rule.CODE for rule in ALL_RULES if rule.SEVERITY == "warning"} == {"LR004"}
+
+
+def test_github_annotations_follow_the_severity_too() -> None:
+    located = [
+        Located("a.py", Finding("LR001", "stale", 1, 1, 1, 2)),
+        Located("a.py", Finding("LR004", "typo", 2, 1, 2, 2)),
+    ]
+
+    lines = render(located, "github", NAMES, rules=ALL_RULES).splitlines()
+
+    assert [line.split(" ")[0] for line in lines] == ["::error", "::warning"]
+
+
+class _FatalRule(Rule):
+    """Claims a severity SARIF does not have."""
+
+    CODE = "LR971"
+    NAME = "fatal"
+    MESSAGE = "never reported"
+    SEVERITY = "fatal"  # type: ignore[assignment]
+
+
+def test_a_severity_sarif_does_not_know_is_an_error_naming_the_rule(
+    project: Path, lint: Lint
+) -> None:
+    (project / "a.py").write_text("x = 1\n")
+
+    outcome = lint("check", "--no-cache", "--format", "sarif", rules=[*ALL_RULES, _FatalRule])
+
+    assert outcome.code == 2
+    assert outcome.err == (
+        "lint-rules: error: rule LR971: SEVERITY must be one of error, warning, note, not 'fatal'\n"
+    )
