@@ -208,3 +208,13 @@ def test_summary_wording_and_plurals() -> None:
         "Fixed 0 errors, 1 remaining.\n"
     )
     assert summary([], 1, fix_mode=True, diff=True) == "Would fix 1 error, 0 remaining.\n"
+
+
+def test_a_warm_run_marks_fixes_as_the_cold_one(project: Path, lint: Lint) -> None:
+    _mixed(project)
+
+    cold = lint("check", rules=RULES).out
+    warm = lint("check", rules=RULES).out
+
+    assert warm == cold
+    assert "m.py:2:1: LR970 [~] `risky` is risky\n" in warm
