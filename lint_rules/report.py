@@ -97,7 +97,7 @@ def summary(
     if fix_mode:
         verb = "Would fix" if diff else "Fixed"
         head = f"{verb} {_count(fixed)}, {len(findings)} remaining.\n"
-        return head + (f"{hint[0].upper()}{hint[1:]}.\n" if hint else "")
+        return head + (f"{hint}.\n" if hint else "")
     if not findings:
         return "All checks passed!\n"
     head = f"Found {_count(len(findings))}.\n"
@@ -151,14 +151,7 @@ def _statistics(
         markers.setdefault(item.finding.code, set()).add(_marker(item.finding, unsafe_fixes))
     lines = []
     for code, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])):
-        found = markers[code]
-        marker = (
-            SAFE_MARKER
-            if SAFE_MARKER in found
-            else UNSAFE_MARKER
-            if UNSAFE_MARKER in found
-            else "   "
-        )
+        marker = next((m for m in (SAFE_MARKER, UNSAFE_MARKER) if m in markers[code]), "   ")
         lines.append(f"{count:>6}  {code}  {marker}  {rule_names.get(code, '')}\n")
     return "".join(lines)
 
@@ -306,12 +299,20 @@ def _descriptor(code: str, name: str, rule: type[Rule] | None) -> dict[str, obje
     if rule is not None:
         documentation = rule.documentation()
         descriptor["shortDescription"] = {"text": rule.summary()}
-        descriptor["fullDescription"] = {"text": rule.summary()}
+        descriptor["fullDescription"] = {"text": _section(documentation, "What it does")}
         descriptor["help"] = {"text": documentation, "markdown": documentation}
     else:
         descriptor["shortDescription"] = {"text": name}
     descriptor["defaultConfiguration"] = {"level": _severity(rule)}
     return descriptor
+
+
+def _section(documentation: str, title: str) -> str:
+    """The text of a rule docstring's ``## title`` section (the summary if it has none)."""
+    _, found, rest = documentation.partition(f"## {title}\n")
+    if not found:
+        return documentation.partition("\n")[0]
+    return rest.partition("\n## ")[0].strip()
 
 
 def _directory(root: Path) -> Path:

@@ -305,7 +305,11 @@ def test_levels_come_from_each_rules_severity(tmp_path: Path) -> None:
         levels
     )
     typo = descriptors["LR004"]
-    assert typo["fullDescription"]["text"] == typo["shortDescription"]["text"]
+    assert "##" not in typo["fullDescription"]["text"]
+    assert typo["fullDescription"]["text"] in typo["help"]["markdown"]
+    conformance = descriptors["LR003"]["fullDescription"]["text"]
+    assert conformance.startswith("Reads each Protocol named in `[tool.lint_rules.protocols]`")
+    assert conformance.endswith("(such a base counts as unreadable).")
     assert typo["help"]["markdown"].startswith(typo["shortDescription"]["text"])
     assert "## Fix safety" in typo["help"]["markdown"]
     assert descriptors["LR000"]["shortDescription"] == {"text": "invalid-file"}
