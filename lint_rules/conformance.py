@@ -79,7 +79,7 @@ class ProtocolTarget:
 def distinctive_methods(protocol: ProtocolSpec) -> list[Member]:
     """The methods whose names tell a class that implements ``protocol`` without
     subclassing it: the protocol's methods but its dunders (``__call__``, ``__iter__``
-    or ``__len__`` are on too many classes). None for a protocol of dunders only: its
+    or ``__len__`` are on too many classes). Empty for a protocol of dunders only: its
     implementations are the classes that subclass it (or its ABC)."""
     return [method for method in protocol.methods if not _is_dunder(method.name)]
 
