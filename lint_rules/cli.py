@@ -131,7 +131,7 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     # With fixed code on stdout, the report goes to stderr.
     out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout
     with timing.timed("report"):
-        code = _report(arguments, results, rules, out)
+        code = _report(arguments, results, rules, out, config.root)
         out.flush()
     if arguments.phase_times is not None:
         import json
@@ -160,8 +160,10 @@ def _report(
     results: Sequence[FileResult],
     rules: Sequence[type[Rule]],
     out: TextIO,
+    root: Path | None = None,
 ) -> int:
     fixing = arguments.command == "fix"
+    unsafe = fixing and arguments.unsafe_fixes
     located = [
         Located(_shown(result), finding) for result in results for finding in result.findings
     ]
@@ -169,12 +171,22 @@ def _report(
     statistics = getattr(arguments, "statistics", False)
     if fixing and arguments.diff:
         out.write("".join(result.diff for result in results))
-    out.write(render(located, arguments.format, names, statistics))
+    out.write(
+        render(
+            located,
+            arguments.format,
+            names,
+            statistics,
+            unsafe_fixes=unsafe,
+            root=root,
+            rules=rules,
+        )
+    )
     if arguments.format == "text":
         fixed = sum(result.fixed for result in results)
         out.write(
             summary(
-                [item.finding for item in located], fixed, fixing, diff=fixing and arguments.diff
+                [item.finding for item in located], fixed, fixing, fixing and arguments.diff, unsafe
             )
         )
     for result in results:

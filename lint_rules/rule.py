@@ -62,6 +62,8 @@ Class attributes
              them, raising ``ConfigError`` with a message that names the key.
              A rule is instantiated once in the main process (to validate the
              configuration before any work) and once per worker process.
+``SEVERITY`` ``"error"`` (the default), ``"warning"`` or ``"note"``: the SARIF
+             ``level`` of the rule's findings (``--format sarif``).
 ``READS``    keys owned by another rule that this rule also receives, unvalidated
              (LR002 reads ``renames`` so that a renamed value is allowed: both
              rules then agree within one ``fix``).
@@ -164,7 +166,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 if TYPE_CHECKING:
     import libcst
@@ -246,6 +248,7 @@ class Rule:
     NAME: ClassVar[str]
     MESSAGE: ClassVar[str]
     OPTIONS: ClassVar[tuple[str, ...]] = ()
+    SEVERITY: ClassVar[Literal["error", "warning", "note"]] = "error"
     READS: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()

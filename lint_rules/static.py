@@ -504,6 +504,42 @@ def _is_abc(source: ModuleSource, node: ast.ClassDef) -> bool:
     return any(source.qualified(base) == "abc.ABC" for base in node.bases)
 
 
+NOT_PROTOCOL_MEMBERS = frozenset(
+    {
+        # What mypy and typing leave out of a protocol's members: a class body or the
+        # Protocol machinery defines them, implementers are not asked for them.
+        "__abstractmethods__",
+        "__annotations__",
+        "__annotate__",
+        "__class_getitem__",
+        "__dict__",
+        "__doc__",
+        "__final__",
+        "__firstlineno__",
+        "__init__",
+        "__init_subclass__",
+        "__match_args__",
+        "__module__",
+        "__new__",
+        "__non_callable_proto_members__",
+        "__orig_bases__",
+        "__orig_class__",
+        "__parameters__",
+        "__protocol_attrs__",
+        "__qualname__",
+        "__slots__",
+        "__static_attributes__",
+        "__subclasshook__",
+        "__type_params__",
+        "__weakref__",
+        "_is_protocol",
+        "_is_runtime_protocol",
+    }
+)
+"""Names in a Protocol's body that are not members an implementation must have; every
+other name is one, dunders included (``__call__``, ``__iter__``, ``__aenter__``...)."""
+
+
 def _protocol_members(
     source: ModuleSource, node: ast.ClassDef, seen: set[str]
 ) -> dict[str, Member]:
@@ -523,6 +559,8 @@ def _protocol_members(
     for statement in node.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             name = statement.target.id
+            if name in NOT_PROTOCOL_MEMBERS:
+                continue
             if typing_name(source, _annotation_origin(statement.annotation)) == "ClassVar":
                 continue
             annotation = ast.unparse(statement.annotation)
@@ -530,7 +568,7 @@ def _protocol_members(
                 name, f"{name}: {annotation}", is_method=False, has_body=statement.value is not None
             )
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if statement.name.startswith("__") and statement.name.endswith("__"):
+            if statement.name in NOT_PROTOCOL_MEMBERS:
                 continue
             if _is_property(statement):
                 members[statement.name] = Member(

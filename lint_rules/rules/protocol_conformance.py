@@ -27,10 +27,27 @@ class ProtocolConformanceRule(Rule):
     protocols. In the files the option lists, a class implements the protocol
     when it subclasses it (or an abstract base class beside it that declares all
     its methods, such as `SessionABC` beside `Session`), or when it defines more
-    than half of the protocol's methods. For each implementation it reports
+    than half of the protocol's methods other than dunders (`__call__`,
+    `__iter__` or `__len__` are on too many classes to tell an implementation: a
+    protocol whose methods are all dunders is implemented only by the classes
+    that subclass it). For each implementation it reports
     every missing member (at the class), every method made sync where the
     protocol's is async or the reverse, and every parameter renamed, of another
     kind, missing, added as required, or with another default (at the `def`).
+
+    Dunder members the protocol declares (`__call__`, `__iter__`, `__aiter__`,
+    `__len__`, `__aenter__`...) are members like any other. Not asked of an
+    implementation: what a class body or the Protocol machinery defines
+    (`__init__`, `__new__`, `__slots__`, `__doc__`, `__module__`, `__annotations__`,
+    `__dict__`, `__weakref__`, `__class_getitem__`, `__init_subclass__`,
+    `__subclasshook__`, `__parameters__`, `__protocol_attrs__`...), as for mypy; and
+    what every class inherits from `object` (`__eq__`, `__hash__`, `__repr__`...) is
+    never missing, though a class's own definition of it is checked. Classes nested
+    in a class or defined in a function (a test's fake, a factory's class) are
+    checked like module-level ones and named by their qualified name
+    (`Outer.Inner`, `make.<locals>.Fake`); their bases are read from the module's
+    imports and classes and from the classes of the enclosing bodies, not from an
+    import inside the function (such a base counts as unreadable).
 
     ## Why is this bad?
     A structural protocol is satisfied by shape alone: nothing fails when an
@@ -76,6 +93,7 @@ class ProtocolConformanceRule(Rule):
 
     CODE = "LR003"
     NAME = "protocol-conformance"
+    SEVERITY = "error"
     MESSAGE = "`{cls}` {problem}; the protocol `{protocol}` declares `{expected}`"
     OPTIONS = (OPTION,)
 

@@ -128,6 +128,7 @@ class TypoRule(Rule):
 
     CODE = "LR004"
     NAME = "typo"
+    SEVERITY = "warning"
     MESSAGE = "`{typo}` should be {correction} in {place}{note}"
 
     VALID = (

@@ -41,7 +41,8 @@ def test_text_output_is_sorted_with_fix_markers_and_a_summary(project: Path, lin
         f"a.py:1:1: LR001 [*] {MESSAGE}\n"
         f"b.py:1:5: LR001 [*] {MESSAGE}\n"
         f"b.py:4:5: LR001 [*] {MESSAGE}\n"
-        "Found 3 errors (3 fixable with `lint-rules fix`).\n"
+        "Found 3 errors.\n"
+        "[*] 3 fixable with `lint-rules fix`.\n"
     )
 
 

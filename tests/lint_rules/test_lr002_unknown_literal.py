@@ -148,7 +148,7 @@ def test_real_sdk_event_name_typo_is_flagged_with_the_sdk_spelling(
 
     assert outcome.code == 1
     assert outcome.out.splitlines()[0] == (
-        "handler.py:3:26: LR002 [*] 'handoff_occurred' is not a value of "
+        "handler.py:3:26: LR002 [~] 'handoff_occurred' is not a value of "
         "`RunItemStreamEvent.name`; did you mean 'handoff_occured'?"  # noqa: LR001
     )
 
@@ -220,7 +220,7 @@ def test_keys_with_the_same_attribute_allow_the_union_of_their_values(
     outcome = lint("check", "--no-cache")
 
     assert outcome.out.splitlines()[0].startswith(
-        "use.py:2:21: LR002 [*] 'stoop' is not a value of "
+        "use.py:2:21: LR002 [~] 'stoop' is not a value of "
     )
     assert "`Job.state, Task.state`" in outcome.out
     assert outcome.out.startswith("use.py:2:")
@@ -275,7 +275,7 @@ def test_attribute_split_by_a_comment_inside_brackets_is_still_checked(
 
     outcome = lint("check", "--no-cache")
 
-    assert outcome.out.startswith("split.py:2:14: LR002 [*] 'rnning' is not a value of")
+    assert outcome.out.startswith("split.py:2:14: LR002 [~] 'rnning' is not a value of")
 
 
 @pytest.mark.parametrize(
