@@ -481,6 +481,9 @@ class ClassFacts:
     producers: dict[str, ast.expr]
     """Functions and methods of the module whose return annotation names the class or
     one of ``unions``, with that annotation."""
+    siblings: dict[tuple[str, str], str]
+    """``(attribute, value)`` -> the other class of the module in one of ``unions``
+    whose discriminator it is (``("type", "raw_response_event")``)."""
 
 
 def class_facts(module: str, name: str, field: str) -> ClassFacts | None:
@@ -493,8 +496,15 @@ def class_facts(module: str, name: str, field: str) -> ClassFacts | None:
     discriminators: dict[str, str] = {}
     _single_literals(source, node, discriminators, seen=set())
     discriminators.pop(field, None)
-    unions = _unions_holding(source, name)
+    unions, members = _unions_holding(source, name)
     named = {name, *unions}
+    siblings: dict[tuple[str, str], str] = {}
+    for member in sorted(members - {name}):
+        member_node = source.classes.get(member)
+        if member_node is not None:
+            found: dict[str, str] = {}
+            _single_literals(source, member_node, found, seen=set())
+            siblings.update({pair: member for pair in found.items()})
     producers: dict[str, ast.expr] = {}
     for statement in top_level(source.tree):
         if isinstance(statement, ast.ClassDef):
@@ -507,7 +517,7 @@ def class_facts(module: str, name: str, field: str) -> ClassFacts | None:
             returns = _annotation_expression(function.returns)
             if returns is not None and named & _names_in(returns):
                 producers[function.name] = returns
-    return ClassFacts(source.name, name, discriminators, unions, producers)
+    return ClassFacts(source.name, name, discriminators, unions, producers, siblings)
 
 
 def _single_literals(
@@ -553,7 +563,8 @@ def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | Non
     return names
 
 
-def _unions_holding(source: ModuleSource, name: str) -> tuple[str, ...]:
+def _unions_holding(source: ModuleSource, name: str) -> tuple[tuple[str, ...], set[str]]:
+    """The aliases of unions that hold class ``name``, and every member of them."""
     unions: dict[str, set[str]] = {}
     for statement in top_level(source.tree):
         targets: list[ast.expr] = []
@@ -576,7 +587,8 @@ def _unions_holding(source: ModuleSource, name: str) -> tuple[str, ...]:
                 holding.add(alias)
                 changed = True
     holding.discard(name)
-    return tuple(sorted(holding))
+    members = {member for alias in holding for member in unions[alias]}
+    return tuple(sorted(holding)), members
 
 
 def _annotation_expression(annotation: ast.expr | None) -> ast.expr | None:

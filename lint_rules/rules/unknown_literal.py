@@ -448,6 +448,8 @@ class Field:
     """Names of unions that hold the class, and what producers give."""
     discriminators: tuple[tuple[str, str], ...] = ()
     """``(attribute, value)`` pairs that only the class's instances have."""
+    siblings: tuple[tuple[tuple[str, str], str], ...] = ()
+    """``(attribute, value)`` pairs of the other classes of its unions, with the class."""
     producers: tuple[tuple[str, Types], ...] = ()
     """Functions and methods whose result is (or iterates over) the class or a union."""
 
@@ -472,6 +474,8 @@ def _knowledge(fields: Sequence[Field]) -> Knowledge:
     discriminators: dict[tuple[str, str], Types] = {}
     producers: dict[str, Types] = {}
     for field in fields:
+        for pair, sibling in field.siblings:
+            discriminators[pair] = discriminators.get(pair, frozenset()) | {sibling}
         for pair in field.discriminators:
             discriminators[pair] = discriminators.get(pair, frozenset()) | field.classes
         for name, types in field.producers:
@@ -584,7 +588,9 @@ def _with_facts(
     unions: set[str] = set()
     pairs = {(attribute, value) for attribute, values in discriminator.items() for value in values}
     produced: dict[str, Types] = {}
+    siblings: dict[tuple[str, str], str] = {}
     if facts is not None:
+        siblings.update(facts.siblings)
         classes.add(facts.name)
         unions.update(facts.unions)
         pairs.update(facts.discriminators.items())
@@ -605,6 +611,9 @@ def _with_facts(
         classes=frozenset(classes),
         unions=frozenset(unions),
         discriminators=tuple(sorted(pairs)),
+        siblings=tuple(
+            sorted((pair, name) for pair, name in siblings.items() if pair not in pairs)
+        ),
         producers=tuple(sorted(produced.items())),
     )
 
