@@ -123,15 +123,26 @@ def receiver_types(
 
 
 def key_of(node: ast.expr) -> str | None:
-    """``x`` or ``x.y.z`` for a name or a chain of attributes of a name, else None."""
+    """``x``, ``x.y.z`` or ``x[0].y`` for a name followed by attributes and constant
+    integer indexes, else None."""
     parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append("." + node.attr)
+            node = node.value
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int
+        ):
+            parts.append(f"[{node.slice.value}]")
+            node = node.value
+        else:
+            break
     if not isinstance(node, ast.Name):
         return None
     parts.append(node.id)
-    return ".".join(reversed(parts))
+    return "".join(reversed(parts))
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -159,7 +170,7 @@ def _merge(states: Iterable[State | None]) -> State | None:
 
 def _forget(state: State, key: str) -> None:
     """``key`` is rebound: nothing is known about it or what hangs off it any more."""
-    for known in [k for k in state if k == key or k.startswith(key + ".")]:
+    for known in [k for k in state if k == key or k.startswith((key + ".", key + "["))]:
         del state[known]
 
 
@@ -481,8 +492,8 @@ class _Walker:
         if isinstance(node, ast.NamedExpr):
             return self.type_of(node.value, state)
         key = key_of(node)
-        if key is not None:
-            return state.get(key, EMPTY)
+        if key is not None and key in state:
+            return state[key]
         if isinstance(node, ast.Call):
             return self.call_type(node, state)
         if isinstance(node, ast.Subscript) and _string(node.slice) is None:

@@ -435,6 +435,20 @@ SHAPES = [
         """,
     ),
     (
+        "an indexed element narrowed by its discriminator",
+        """
+        events = collect()
+        assert events[1].type == "item_event"
+        assert events[1].name == "tool_cal"
+        """,
+        4,
+        """
+        events = collect()
+        assert events[1].type == "item_event"
+        assert events[2].name == "tool_cal"
+        """,
+    ),
+    (
         "a TypedDict subscript",
         """
         def on(payload: Payload) -> bool:
