@@ -29,6 +29,7 @@ and forget a name known in only one of them.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -116,7 +117,7 @@ def receiver_types(
 ) -> dict[int, Types]:
     """The types known for each ``wanted`` expression (by ``id``) where it is evaluated;
     an expression nothing is known about is left out."""
-    walker = _Walker(tree, knowledge, {id(node) for node in wanted})
+    walker = _Walker(tree, knowledge, wanted)
     with suppress(RecursionError):  # absurdly nested code: what was found so far stands
         walker.block(tree.body, {})
     return walker.found
@@ -185,9 +186,14 @@ def _string(node: ast.expr) -> str | None:
 
 
 class _Walker:
-    def __init__(self, tree: ast.Module, knowledge: Knowledge, wanted: set[int]) -> None:
+    def __init__(
+        self, tree: ast.Module, knowledge: Knowledge, wanted: Collection[ast.expr]
+    ) -> None:
         self.knowledge = knowledge
-        self.wanted = wanted
+        self.wanted = {id(node) for node in wanted}
+        self.lines = sorted({node.lineno for node in wanted})
+        """The lines of the wanted expressions: code spanning none of them is only walked
+        for what it binds (a function or class body not at all)."""
         self.found: dict[int, Types] = {}
         self.comprehensions: dict[int, Types] = {}
         self.aliases: dict[str, ast.expr] = {}
@@ -210,6 +216,12 @@ class _Walker:
         for statement in tree.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[statement.name] = self.annotation(statement.returns)
+
+    def spans_wanted(self, node: ast.AST) -> bool:
+        """Whether ``node``'s lines hold the start of a wanted expression."""
+        first = bisect_left(self.lines, node.lineno)  # type: ignore[attr-defined]
+        end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return first < len(self.lines) and self.lines[first] <= end
 
     @staticmethod
     def _is_type_expression(value: ast.expr) -> bool:
@@ -353,6 +365,8 @@ class _Walker:
     def function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, state: State
     ) -> None:
+        if not self.spans_wanted(node):
+            return  # nothing wanted inside, and what it binds stays inside
         arguments = node.args
         for default in [*arguments.defaults, *arguments.kw_defaults]:
             if default is not None:
@@ -384,6 +398,8 @@ class _Walker:
             self.class_stack = saved
 
     def class_definition(self, node: ast.ClassDef, state: State) -> None:
+        if not self.spans_wanted(node):
+            return
         for expression in [*node.decorator_list, *node.bases]:
             self.expression(expression, state)
         attributes: dict[str, Types] = {}
@@ -439,6 +455,10 @@ class _Walker:
 
     def expression(self, root: ast.expr, state: State) -> None:
         """Visit an expression, recording the wanted ones; iterative (deep chains)."""
+        if not self.spans_wanted(root) and not isinstance(
+            root, (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+        ):
+            return
         pending: list[tuple[ast.AST, State]] = [(root, state)]
         while pending:
             node, current = pending.pop()

@@ -314,16 +314,17 @@ class UnknownLiteralRule(Rule):
             types = known.get(id(candidate.receiver), frozenset())
             usable = [field for field in candidate.fields if field.owner is None]
             certain = False
+            others: set[str] = set()
             for field in candidate.fields:
-                if field.owner is None:
+                if field.owner is None or not types & (field.classes | field.unions):
                     continue
-                if types & field.classes:
-                    usable.append(field)
-                    certain = True
-                elif types & field.unions:
-                    usable.append(field)
-            if usable:
-                for value in candidate.values:
+                usable.append(field)
+                if types <= field.classes:
+                    certain = True  # nothing else it may be
+                else:  # a union: what its other classes are discriminated by is theirs
+                    others.update(v for (a, v), _ in field.siblings if a == field.attribute)
+            for value in candidate.values:
+                if usable and getattr(value, "value", None) not in others:
                     self._check_value(value, usable, certain)
 
     def _compared(self, field_side: ast.expr, values: Sequence[ast.expr]) -> None:
