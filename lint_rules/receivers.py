@@ -256,7 +256,8 @@ class _Walker:
             body = self.block(node.body, inner)
             after = dict(state)
             self.bind_target(node.target, EMPTY, after)
-            orelse = self.block(node.orelse, _merge([after, body]) or after)
+            entered = _merge([after, body])
+            orelse = self.block(node.orelse, entered if entered is not None else after)
             return _merge([after, body, orelse]) if orelse is not None else None
         if isinstance(node, ast.While):
             self.expression(node.test, state)
