@@ -34,7 +34,8 @@ class UnknownLiteralRule(Rule):
     Any object may have a `.name`, so a compared string is checked only where
     the receiver is known to be an instance of the declaring class, or of a
     union that holds it (then only a string that resembles an allowed value is
-    reported). What makes it known, within one file:
+    reported). Classes are recognised by name, whatever module they are imported
+    from. What makes a receiver known, within one file:
 
     - an annotation: of a parameter, a variable, a class attribute or
       `self.x: Event`, or the return annotation of a function of the same module
