@@ -484,6 +484,157 @@ def _class_attribute(
     return None
 
 
+# What a declaring module tells about its class ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    """What the module declaring a class tells about its instances, read from source."""
+
+    module: str
+    name: str
+    discriminators: dict[str, str]
+    """Annotated attributes (the class's and its bases') whose type is a Literal of one
+    string (``type: Literal["run_item_stream_event"]``), with that string."""
+    unions: tuple[str, ...]
+    """Module-level aliases of a union that holds the class (``StreamEvent``)."""
+    producers: dict[str, ast.expr]
+    """Functions and methods of the module whose return annotation names the class or
+    one of ``unions``, with that annotation."""
+    siblings: dict[tuple[str, str], str]
+    """``(attribute, value)`` -> the other class of the module in one of ``unions``
+    whose discriminator it is (``("type", "raw_response_event")``)."""
+
+
+def class_facts(module: str, name: str, field: str) -> ClassFacts | None:
+    """The facts about class ``name`` of ``module`` (None when it defines no such
+    class); ``field`` is the attribute being checked, never a discriminator."""
+    source, name = defined_in(read_module(module), name)
+    node = source.classes.get(name)
+    if node is None:
+        return None
+    discriminators: dict[str, str] = {}
+    _single_literals(source, node, discriminators, seen=set())
+    discriminators.pop(field, None)
+    unions, members = _unions_holding(source, name)
+    named = {name, *unions}
+    siblings: dict[tuple[str, str], str] = {}
+    for member in sorted(members - {name}):
+        member_node = source.classes.get(member)
+        if member_node is not None:
+            found: dict[str, str] = {}
+            _single_literals(source, member_node, found, seen=set())
+            siblings.update({pair: member for pair in found.items()})
+    producers: dict[str, ast.expr] = {}
+    for statement in top_level(source.tree):
+        if isinstance(statement, ast.ClassDef):
+            functions = _defs(statement)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions = [statement]
+        else:
+            continue
+        for function in functions:
+            returns = _annotation_expression(function.returns)
+            if returns is not None and named & _names_in(returns):
+                producers[function.name] = returns
+    return ClassFacts(source.name, name, discriminators, unions, producers, siblings)
+
+
+def _single_literals(
+    source: ModuleSource, node: ast.ClassDef, into: dict[str, str], seen: set[str]
+) -> None:
+    seen.add(f"{source.name}.{node.name}")
+    for base in node.bases:
+        target = _definition(source, base)
+        if target is not None:
+            owner, base_name = target
+            base_node = owner.classes.get(base_name)
+            if base_node is not None and f"{owner.name}.{base_name}" not in seen:
+                _single_literals(owner, base_node, into, seen)
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            values = _literal_strings(source, statement.annotation, seen=set())
+            if values is not None and len(set(values)) == 1:
+                into[statement.target.id] = values[0]
+            else:
+                into.pop(statement.target.id, None)
+
+
+def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | None:
+    """The last names of a union's members (None if ``expression`` is not a union)."""
+    if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
+        members = [expression.left, expression.right]
+    elif isinstance(expression, ast.Subscript) and typing_name(source, expression.value) in (
+        "Union",
+        "Optional",
+    ):
+        members = _subscript_arguments(expression)
+    else:
+        return None
+    names: set[str] = set()
+    for member in members:
+        inner = _union_members(source, member)
+        if inner is not None:
+            names |= inner
+        elif isinstance(member, ast.Name):
+            names.add(member.id)
+        elif isinstance(member, ast.Attribute):
+            names.add(member.attr)
+    return names
+
+
+def _unions_holding(source: ModuleSource, name: str) -> tuple[tuple[str, ...], set[str]]:
+    """The aliases of unions that hold class ``name``, and every member of them."""
+    unions: dict[str, set[str]] = {}
+    for statement in top_level(source.tree):
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        expression = _annotation_expression(value) if targets else None
+        members = _union_members(source, expression) if expression is not None else None
+        if members is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    unions[target.id] = members
+    holding = {name}
+    changed = True
+    while changed:  # aliases of unions of aliases
+        changed = False
+        for alias, members in unions.items():
+            if alias not in holding and members & holding:
+                holding.add(alias)
+                changed = True
+    holding.discard(name)
+    members = {member for alias in holding for member in unions[alias]}
+    return tuple(sorted(holding)), members
+
+
+def _annotation_expression(annotation: ast.expr | None) -> ast.expr | None:
+    """An annotation, a string annotation parsed (None if it does not parse)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return ast.parse(annotation.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    return annotation
+
+
+def _names_in(expression: ast.expr) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            parsed = _annotation_expression(node)
+            if parsed is not None:
+                names |= _names_in(parsed)
+    return names
+
+
 # Protocols ------------------------------------------------------------------------
 
 
