@@ -13,7 +13,7 @@ from lint_rules.conformance import (
 from lint_rules.rule import Invalid, Rule, RuleOptions, Valid
 from lint_rules.static import file_source
 
-_SDK = {"protocols": {"agents.memory.session:Session": ["*.py"]}}
+_SESSION = {"protocols": {"agent_sessions.protocol:Session": ["*.py"]}}
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
 
@@ -100,7 +100,7 @@ class ProtocolConformanceRule(Rule):
     VALID = (
         Valid(
             """
-            from agents.memory.session import SessionABC
+            from agent_sessions.protocol import SessionABC
 
             class MemorySession(SessionABC):
                 def __init__(self, session_id: str) -> None:
@@ -119,14 +119,14 @@ class ProtocolConformanceRule(Rule):
                 async def clear_session(self) -> None:
                     self.items.clear()
             """,
-            options=_SDK,
+            options=_SESSION,
         ),
         Valid(
             """
             class Cache:
                 async def get_items(self, key: str) -> list[str]: ...
             """,
-            options=_SDK,
+            options=_SESSION,
         ),
     )
     INVALID = (
@@ -142,12 +142,12 @@ class ProtocolConformanceRule(Rule):
             """,
             message=(
                 "`MemorySession` misses `pop_item`; the protocol "
-                "`agents.memory.session.Session` declares "
-                "`async def pop_item(self) -> TResponseInputItem | None`"
+                "`agent_sessions.protocol.Session` declares "
+                "`async def pop_item(self) -> Item | None`"
             ),
             line=2, column=1, end_line=2, end_column=20,
             replacement=None,
-            options=_SDK,
+            options=_SESSION,
         ),
         Invalid(
             """
@@ -162,12 +162,12 @@ class ProtocolConformanceRule(Rule):
             """,
             message=(
                 "`MemorySession.get_items` is not async; the protocol "
-                "`agents.memory.session.Session` declares `async def get_items(self, "
-                "limit: int | None = None) -> list[TResponseInputItem]`"
+                "`agent_sessions.protocol.Session` declares `async def get_items(self, "
+                "limit: int | None = None) -> list[Item]`"
             ),
             line=6, column=5, end_line=6, end_column=18,
             replacement=None,
-            options=_SDK,
+            options=_SESSION,
         ),
         Invalid(
             """
@@ -182,12 +182,12 @@ class ProtocolConformanceRule(Rule):
             """,
             message=(
                 "`MemorySession.get_items` renames parameter `limit` to `n`; the protocol "
-                "`agents.memory.session.Session` declares `async def get_items(self, "
-                "limit: int | None = None) -> list[TResponseInputItem]`"
+                "`agent_sessions.protocol.Session` declares `async def get_items(self, "
+                "limit: int | None = None) -> list[Item]`"
             ),
             line=6, column=5, end_line=6, end_column=24,
             replacement=None,
-            options=_SDK,
+            options=_SESSION,
         ),
     )  # fmt: skip
 

@@ -663,7 +663,7 @@ def test_inline_table_from_pyproject_is_read(events: Path, lint: object) -> None
 
     outcome = lint("check", "--no-cache", "use.py")  # type: ignore[operator]
 
-    assert outcome.out.splitlines()[0] == ("use.py:3:29: LR002 [*] " + TYPO.format("Plain.name"))
+    assert outcome.out.splitlines()[0] == ("use.py:3:29: LR002 [~] " + TYPO.format("Plain.name"))
 
 
 def test_facts_read_from_the_declaring_module(events: Path) -> None:
