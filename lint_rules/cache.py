@@ -1,8 +1,11 @@
 """The result cache under ``.lint_rules_cache/``.
 
 One file per *run key* (tool version and source, selected rules, configuration,
-run options that change results); inside it, per path, the content digest and
-the findings. A file whose digest matches is not read by a rule, let alone parsed.
+run options that change results) under the root of the configuration that governs
+the files; inside it, per path, the content digest, the findings and the fingerprint
+of the file's directory (what the rules' ``cache_fingerprint`` say about it, e.g. the
+typos configuration that governs it). A file whose digest and directory fingerprint
+match is not read by a rule, let alone parsed.
 """
 
 from __future__ import annotations
@@ -33,13 +36,18 @@ def content_digest(data: bytes) -> str:
 class ResultCache:
     """Findings by path and content digest, for one run key."""
 
-    def __init__(self, location: Path, entries: dict[str, list[Any]]) -> None:
+    def __init__(
+        self, location: Path, entries: dict[str, list[Any]], rules: Sequence[Rule] = ()
+    ) -> None:
         self.location = location
         self.entries = entries
+        self.rules = rules
+        self._fingerprints: dict[Path, str] = {}
 
     @classmethod
-    def open(cls, config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> ResultCache:
-        """The cache for this configuration, empty if missing or unreadable."""
+    def open(cls, config: Config, rules: Sequence[Rule], options: RunOptions) -> ResultCache:
+        """The cache for this configuration and these (built, selected) rules, empty if
+        missing or unreadable."""
         import json  # only when the cache is used
 
         location = config.root / CACHE_DIRECTORY / f"{run_key(config, rules, options)}.json"
@@ -47,12 +55,23 @@ class ResultCache:
             entries = json.loads(location.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             entries = {}
-        return cls(location, entries if isinstance(entries, dict) else {})
+        return cls(location, entries if isinstance(entries, dict) else {}, rules)
+
+    def fingerprint(self, directory: Path) -> str:
+        """What the rules' ``cache_fingerprint`` say about ``directory``, once per run."""
+        found = self._fingerprints.get(directory)
+        if found is None:
+            found = self._fingerprints[directory] = "|".join(
+                rule.cache_fingerprint(directory) for rule in self.rules
+            )
+        return found
 
     def lookup(self, path: Path) -> FileResult | None:
         """The cached result for ``path`` if its content is unchanged."""
         entry = self.entries.get(str(path))
-        if entry is None:
+        if not isinstance(entry, list) or len(entry) != 3:
+            return None
+        if entry[2] != self.fingerprint(path.parent):
             return None
         try:
             data = path.read_bytes()
@@ -64,11 +83,18 @@ class ResultCache:
         return FileResult(path, [_finding(row) for row in entry[1]], digest, cached=True)
 
     def save(self, results: Sequence[FileResult]) -> None:
-        """Store the results that have a digest; keep entries of other paths."""
+        """Store the results that have a digest; keep entries of other paths. Nothing is
+        written when every result came from the cache (a warm run)."""
+        changed = False
         for result in results:
             if result.digest and not result.cached:
                 rows = [_row(finding) for finding in result.findings]
-                self.entries[str(result.path)] = [result.digest, rows]
+                fingerprint = self.fingerprint(result.path.parent)
+                entry = [result.digest, rows, fingerprint]
+                changed = changed or self.entries.get(str(result.path)) != entry
+                self.entries[str(result.path)] = entry
+        if not changed:
+            return
         directory = self.location.parent
         try:
             directory.mkdir(exist_ok=True)
@@ -82,27 +108,24 @@ class ResultCache:
             pass  # a cache that cannot be written only costs time
 
 
-def run_key(config: Config, rules: Sequence[type[Rule]], options: RunOptions) -> str:
+def run_key(config: Config, rules: Sequence[Rule], options: RunOptions) -> str:
     """A digest of everything besides file content that decides the findings."""
     import json
 
     sources = {
         _PACKAGE_DIRECTORY,
-        *(Path(sys.modules[rule.__module__].__file__ or "") for rule in rules),
+        *(Path(sys.modules[type(rule).__module__].__file__ or "") for rule in rules),
     }
     stamps = sorted(
         (str(file), file.stat().st_size, file.stat().st_mtime_ns)
         for source in sources
         for file in (source.rglob("*.py") if source.is_dir() else [source])
     )
-    dependencies = sorted(
-        {path for rule in rules for path in rule(config.options_for(rule)).dependencies()}
-    )
+    dependencies = sorted({path for rule in rules for path in rule.dependencies()})
     described = {
         "tool": stamps,
         "dependencies": [_stamp(path) for path in dependencies],
         "rules": sorted(rule.CODE for rule in rules),
-        "external": sorted(rule.cache_fingerprint(config.root) for rule in rules),
         "config": {**asdict(config), "root": str(config.root)},
         "include_generated": options.include_generated,
     }

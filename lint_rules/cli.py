@@ -10,14 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from lint_rules import timing
-from lint_rules.config import (
-    ENGINE_CODES,
-    Config,
-    check_selectors,
-    is_selected,
-    known_codes,
-    load_config,
-)
+from lint_rules.config import ENGINE_CODES, Configurations, check_selectors
 from lint_rules.discovery import DiscoveryError
 from lint_rules.docs import RULE_FORMATS, explain, render_rules
 from lint_rules.engine import display_path, run, run_stdin
@@ -95,7 +88,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _code_list(value: str) -> list[str]:
-    return [code.strip().upper() for code in value.split(",") if code.strip()]
+    """Comma-separated selectors, as written (``check_selectors`` validates each one,
+    so that an empty one is an error, not nothing)."""
+    return value.split(",")
 
 
 def _explain(code: str, rules: Sequence[type[Rule]]) -> int:
@@ -111,13 +106,12 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     if arguments.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, not {arguments.jobs}")
     timing.reset()
-    config = load_config(Path.cwd(), rules)
-    codes = known_codes(rules)
     select = (
-        check_selectors(arguments.select, "--select", codes) if arguments.select else config.select
+        None if arguments.select is None else check_selectors(arguments.select, "--select", rules)
     )
-    ignore = (*config.ignore, *check_selectors(arguments.ignore, "--ignore", codes))
-    selected = [rule for rule in rules if is_selected(rule.CODE, select, ignore)]
+    ignore = check_selectors(arguments.ignore, "--ignore", rules)
+    configs = Configurations(rules, select=select, ignore=ignore)
+    config = configs.default  # the working directory's: no paths means its root
     fixing = arguments.command == "fix"
     options = RunOptions(
         fix=fixing,
@@ -131,13 +125,13 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     paths: list[Path] = arguments.paths
     reading_stdin = paths == [Path("-")] or (arguments.stdin_filename is not None and not paths)
     if reading_stdin:
-        results = [_run_stdin(arguments.stdin_filename, config, selected, options)]
+        results = [_run_stdin(arguments.stdin_filename, configs, rules, options)]
     else:
-        results = run(paths or [config.root], config, selected, options).files
+        results = run(paths or [config.root], configs, rules, options).files
     # With fixed code on stdout, the report goes to stderr.
     out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout
     with timing.timed("report"):
-        code = _report(arguments, results, rules, out)
+        code = _report(arguments, results, rules, out, config.root)
         out.flush()
     if arguments.phase_times is not None:
         import json
@@ -147,10 +141,14 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
 
 
 def _run_stdin(
-    filename: Path | None, config: Config, rules: Sequence[type[Rule]], options: RunOptions
+    filename: Path | None,
+    configs: Configurations,
+    rules: Sequence[type[Rule]],
+    options: RunOptions,
 ) -> FileResult:
     path = Path(os.path.abspath(filename)) if filename is not None else Path("-")
-    result = run_stdin(sys.stdin.buffer.read(), path, config, rules, options)
+    config = configs.for_path(path) if filename is not None else configs.default
+    result = run_stdin(sys.stdin.buffer.read(), path, config, config.selected(rules), options)
     if result.fixed_source is not None:
         sys.stdout.buffer.write(result.fixed_source)
         sys.stdout.flush()
@@ -162,8 +160,10 @@ def _report(
     results: Sequence[FileResult],
     rules: Sequence[type[Rule]],
     out: TextIO,
+    root: Path | None = None,
 ) -> int:
     fixing = arguments.command == "fix"
+    unsafe = fixing and arguments.unsafe_fixes
     located = [
         Located(_shown(result), finding) for result in results for finding in result.findings
     ]
@@ -171,12 +171,22 @@ def _report(
     statistics = getattr(arguments, "statistics", False)
     if fixing and arguments.diff:
         out.write("".join(result.diff for result in results))
-    out.write(render(located, arguments.format, names, statistics))
+    out.write(
+        render(
+            located,
+            arguments.format,
+            names,
+            statistics,
+            unsafe_fixes=unsafe,
+            root=root,
+            rules=rules,
+        )
+    )
     if arguments.format == "text":
         fixed = sum(result.fixed for result in results)
         out.write(
             summary(
-                [item.finding for item in located], fixed, fixing, diff=fixing and arguments.diff
+                [item.finding for item in located], fixed, fixing, fixing and arguments.diff, unsafe
             )
         )
     for result in results:

@@ -1,10 +1,18 @@
-"""``[tool.lint_rules]`` from the nearest pyproject.toml, validated strictly."""
+"""``[tool.lint_rules]``: which pyproject.toml governs a file, read and validated strictly.
+
+A file is governed by the nearest ``pyproject.toml`` at or above its directory that
+has a ``[tool.lint_rules]`` table; without one, by the nearest ``pyproject.toml`` at all
+(the project's defaults, rooted there); a file under no ``pyproject.toml`` by the one
+that governs the working directory, else by the defaults rooted at the working
+directory. Configurations are never merged: the nearest wins (as in ruff).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lint_rules.rule import ConfigError, Rule
@@ -39,6 +47,10 @@ class Config:
         keys = (*rule.OPTIONS, *rule.READS)
         return {key: self.rule_options[key] for key in keys if key in self.rule_options}
 
+    def selected(self, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+        """The rules ``select`` and ``ignore`` turn on, in the given order."""
+        return [rule for rule in rules if is_selected(rule.CODE, self.select, self.ignore)]
+
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start``."""
@@ -50,22 +62,124 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def load_config(start: Path, rules: Sequence[type[Rule]]) -> Config:
-    """Read and validate ``[tool.lint_rules]``; raise ``ConfigError`` naming the problem."""
-    pyproject = find_pyproject(start.resolve())
-    if pyproject is None:
-        return Config(root=start.resolve())
-    try:
-        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: cannot read: {error}") from error
-    table = document.get("tool", {}).get("lint_rules", {})
-    return parse_config(table, pyproject.parent, rules, source=str(pyproject))
+    """The configuration that governs the directory ``start`` (see the module docstring);
+    raise ``ConfigError`` naming the problem."""
+    return Configurations(rules, cwd=start).for_directory(start)
+
+
+class Configurations:
+    """The configuration that governs each directory, each pyproject.toml read once.
+
+    ``select`` (when given) replaces every configuration's ``select`` and ``ignore`` is
+    added to each one's, as ``--select`` and ``--ignore`` do.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[type[Rule]],
+        cwd: Path | None = None,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] = (),
+    ) -> None:
+        self.rules = rules
+        self.cwd = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
+        self.select = tuple(select) if select is not None else None
+        self.ignore = tuple(ignore)
+        self._governing: dict[str, Config] = {}
+        self._loaded: dict[Path, Config] = {}
+        self._tables: dict[str, object] = {}
+        """Each pyproject.toml's ``[tool.lint_rules]`` value, by path (``None``: none)."""
+        self._nearest_table: dict[str, Path | None] = {}
+        self._nearest_file: dict[str, Path | None] = {}
+
+    @property
+    def default(self) -> Config:
+        """The configuration of the working directory: for files under no pyproject.toml."""
+        return self.for_directory(self.cwd)
+
+    def for_path(self, path: Path) -> Config:
+        """The configuration that governs a file (by its directory) or a directory."""
+        absolute = os.path.abspath(path)
+        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        return self.for_directory(Path(directory))
+
+    def for_directory(self, directory: Path) -> Config:
+        """The configuration that governs the files directly in ``directory``."""
+        key = os.path.abspath(directory)
+        config = self._governing.get(key)
+        if config is None:
+            pyproject = self._nearest(key, with_table=True) or self._nearest(key, with_table=False)
+            if pyproject is not None:
+                config = self._load(pyproject)
+            elif key == str(self.cwd):
+                config = self._adjusted(Config(root=self.cwd))
+            else:
+                config = self.default
+            self._governing[key] = config
+        return config
+
+    def _nearest(self, directory: str, with_table: bool) -> Path | None:
+        """The nearest pyproject.toml at or above ``directory`` (with a
+        ``[tool.lint_rules]`` table when ``with_table``), remembered per directory."""
+        memo = self._nearest_table if with_table else self._nearest_file
+        walked = []
+        found: Path | None = None
+        current = directory
+        while True:
+            if current in memo:
+                found = memo[current]
+                break
+            walked.append(current)
+            candidate = os.path.join(current, "pyproject.toml")
+            if os.path.isfile(candidate) and (not with_table or self._table(candidate)):
+                found = Path(candidate)
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        for item in walked:
+            memo[item] = found
+        return found
+
+    def _table(self, pyproject: str) -> bool:
+        """Whether ``pyproject`` has a ``[tool.lint_rules]`` table (parsed once)."""
+        if pyproject not in self._tables:
+            path = Path(pyproject)
+            try:
+                document = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+                raise ConfigError(f"{path}: cannot read: {error}") from error
+            tool = document.get("tool", {})
+            self._tables[pyproject] = tool.get("lint_rules") if isinstance(tool, dict) else None
+        return self._tables[pyproject] is not None
+
+    def _load(self, pyproject: Path) -> Config:
+        config = self._loaded.get(pyproject)
+        if config is None:
+            table = self._tables[str(pyproject)] if self._table(str(pyproject)) else {}
+            config = self._adjusted(
+                parse_config(table, pyproject.parent, self.rules, source=str(pyproject))
+            )
+            self._loaded[pyproject] = config
+        return config
+
+    def _adjusted(self, config: Config) -> Config:
+        if self.select is None and not self.ignore:
+            return config
+        select = self.select if self.select is not None else config.select
+        return replace(config, select=select, ignore=(*config.ignore, *self.ignore))
 
 
 def parse_config(
     table: object, root: Path, rules: Sequence[type[Rule]], source: str = "pyproject.toml"
 ) -> Config:
-    """Validate a ``[tool.lint_rules]`` table; every error names its key."""
+    """Validate a ``[tool.lint_rules]`` table; every error names its key.
+
+    The rules are instantiated once to validate their options, with modules looked up
+    from ``root`` (see ``static.project_root``)."""
+    from lint_rules.static import project_root
+
     where = f"{source} [tool.lint_rules]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
@@ -73,41 +187,60 @@ def parse_config(
     for key in table:
         if key not in ENGINE_KEYS and key not in owned:
             raise ConfigError(f"{where}: unknown key {key!r}")
-    codes = known_codes(rules)
     per_file_table = table.get("per-file-ignores", {})
     if not isinstance(per_file_table, dict):
         raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
     per_file_ignores = {
-        str(pattern): _codes(value, f"{where}: 'per-file-ignores' {pattern!r}", codes)
+        str(pattern): _codes(value, f"{where}: 'per-file-ignores' {pattern!r}", rules)
         for pattern, value in per_file_table.items()
     }
     config = Config(
         root=root,
-        select=_codes(table.get("select", ["LR"]), f"{where}: 'select'", codes),
-        ignore=_codes(table.get("ignore", []), f"{where}: 'ignore'", codes),
+        select=_codes(table.get("select", ["LR"]), f"{where}: 'select'", rules),
+        ignore=_codes(table.get("ignore", []), f"{where}: 'ignore'", rules),
         exclude=_strings(table.get("exclude", []), f"{where}: 'exclude'"),
         per_file_ignores=per_file_ignores,
         rule_options={key: table[key] for key in owned if key in table},
     )
-    for rule in rules:  # rules validate the keys they own; errors name the key
-        try:
-            rule(config.options_for(rule))
-        except ConfigError as error:
-            raise ConfigError(f"{where}: {error}") from error
+    with project_root(root):
+        for rule in rules:  # rules validate the keys they own; errors name the key
+            try:
+                rule(config.options_for(rule))
+            except ConfigError as error:
+                raise ConfigError(f"{where}: {error}") from error
     return config
 
 
 def known_codes(rules: Sequence[type[Rule]]) -> set[str]:
-    """Every code a selector may name: the rules' and the engine's."""
+    """Every code a finding may have: the rules' and the engine's."""
     return {rule.CODE for rule in rules} | set(ENGINE_CODES)
 
 
-def check_selectors(selectors: Sequence[str], what: str, codes: set[str]) -> tuple[str, ...]:
-    """Validate code prefixes (``LR``, ``LR00``, ``LR001``); error names the bad one."""
+def check_selectors(
+    selectors: Sequence[str], what: str, rules: Sequence[type[Rule]]
+) -> tuple[str, ...]:
+    """Validate code prefixes (``LR``, ``LR00``, ``LR001``, any case): each must match a
+    rule. An empty one, or one that matches only the engine's codes (which are reported
+    whatever ``select`` and ``ignore`` say) is an error that names it."""
+    codes = sorted(rule.CODE for rule in rules)
+    normalized = []
     for selector in selectors:
-        if not selector or not any(code.startswith(selector) for code in codes):
-            raise ConfigError(f"{what}: unknown rule code or prefix {selector!r}")
-    return tuple(selectors)
+        code = selector.strip().upper()
+        if not code:
+            raise ConfigError(f"{what}: empty rule code or prefix")
+        if not any(known.startswith(code) for known in codes):
+            engine = [known for known in sorted(ENGINE_CODES) if known.startswith(code)]
+            if engine:
+                raise ConfigError(
+                    f"{what}: {selector!r} selects no rule, only the engine's"
+                    f" {', '.join(engine)}, which are reported whatever select and ignore say"
+                )
+            raise ConfigError(
+                f"{what}: unknown rule code or prefix {selector!r}"
+                f" (the rules are {', '.join(codes) or 'none'})"
+            )
+        normalized.append(code)
+    return tuple(normalized)
 
 
 def is_selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
@@ -123,5 +256,5 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _codes(value: object, what: str, codes: set[str]) -> tuple[str, ...]:
-    return check_selectors(_strings(value, what), what, codes)
+def _codes(value: object, what: str, rules: Sequence[type[Rule]]) -> tuple[str, ...]:
+    return check_selectors(_strings(value, what), what, rules)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from lint_rules.rule import ConfigError
 from lint_rules.static import (
+    Member,
     ModuleSource,
     Parameter,
     ProtocolSpec,
@@ -54,11 +55,11 @@ class ProtocolTarget:
 
     def admits(self, text: str) -> bool:
         """Whether ``text`` may define an implementation: it names the protocol or its
-        ABC, or more than half of its method names."""
+        ABC, or more than half of its distinctive method names."""
         if any(name in text for name in (self.protocol.name, *self.protocol.abcs)):
             return True
-        methods = self.protocol.methods
-        return sum(method.name in text for method in methods) * 2 > len(methods)
+        methods = distinctive_methods(self.protocol)
+        return bool(methods) and sum(method.name in text for method in methods) * 2 > len(methods)
 
     def matches(self, path: Path, root: Path) -> bool:
         try:
@@ -73,6 +74,18 @@ class ProtocolTarget:
         import pathspec
 
         return pathspec.GitIgnoreSpec.from_lines(self.patterns)
+
+
+def distinctive_methods(protocol: ProtocolSpec) -> list[Member]:
+    """The methods whose names tell a class that implements ``protocol`` without
+    subclassing it: the protocol's methods but its dunders (``__call__``, ``__iter__``
+    or ``__len__`` are on too many classes). Empty for a protocol of dunders only: its
+    implementations are the classes that subclass it (or its ABC)."""
+    return [method for method in protocol.methods if not _is_dunder(method.name)]
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def configured_targets(options: Mapping[str, object]) -> list[ProtocolTarget]:
@@ -118,6 +131,11 @@ class Problem:
     expected: str
 
 
+OBJECT_MEMBERS = frozenset(dir(object))
+"""What every class has from ``object`` (``__eq__``, ``__hash__``, ``__repr__``...): never
+missing, though a class's own definition of one is still checked."""
+
+
 @dataclass(frozen=True)
 class Implementation:
     """A class that implements a protocol, with what it defines and inherits."""
@@ -130,13 +148,25 @@ class Implementation:
     """Every member the class has: its own, its same-file bases', inherited ones."""
     complete: bool
     """Whether every base class was read, so that a member not found is missing."""
+    qualname: str = ""
+    """The class's qualified name in its module, as Python spells ``__qualname__``:
+    ``Name``, ``Outer.Inner``, ``factory.<locals>.Local``."""
+
+    @property
+    def importable(self) -> bool:
+        """Whether another module can name the class (it is not defined in a function)."""
+        return "<locals>" not in self.qualname
 
     def problems(self) -> list[Problem]:
         """Missing members first (at the class), then each def's departures."""
         found: list[Problem] = []
-        name = self.node.name
+        name = self.qualname or self.node.name
         for member in self.protocol.members.values():
-            if member.name not in self.available and self.complete:
+            if (
+                member.name not in self.available
+                and member.name not in OBJECT_MEMBERS
+                and self.complete
+            ):
                 found.append(Problem(self.node, name, f"misses `{member.name}`", member.signature))
         for member in self.protocol.methods:
             definitions = self.methods.get(member.name, [])
@@ -156,22 +186,93 @@ class Implementation:
 
 def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[Implementation]:
     """The classes of a file that implement ``protocol`` (subclass it or its ABC, or
-    define more than half of its methods), in source order."""
-    classes = {node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)}
+    define more than half of its ``distinctive_methods``), in source order: module-level classes and
+    classes nested in classes or functions at any depth."""
+    module_classes = {
+        node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)
+    }
+    methods = distinctive_methods(protocol)
     implementations = []
-    for node in classes.values():
-        if source.name == protocol.module and (
-            node.name == protocol.name or node.name in protocol.abcs
+    for node, qualname, classes in _all_classes(source.tree, module_classes):
+        if (
+            source.name == protocol.module
+            and qualname == node.name
+            and (node.name == protocol.name or node.name in protocol.abcs)
         ):
             continue
         if is_protocol(source, node):
             continue  # a protocol extending this one declares, it does not implement
-        implementation = _describe(source, node, classes, protocol)
-        own_methods = sum(member.name in implementation.methods for member in protocol.methods)
-        inherited = _inherited_targets(source, node, classes, protocol, seen=set())
-        if inherited or own_methods * 2 > len(protocol.methods):
-            implementations.append(implementation)
+        defined = {
+            s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        own_methods = sum(member.name in defined for member in methods)
+        if (methods and own_methods * 2 > len(methods)) or _inherited_targets(
+            source, node, classes, protocol, seen=set()
+        ):
+            implementations.append(_describe(source, node, classes, protocol, qualname))
     return implementations
+
+
+_Found = list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]
+_last_tree: tuple[ast.Module, _Found] | None = None
+"""The classes of the last tree read (each protocol of a file asks for them again)."""
+
+
+def _all_classes(tree: ast.Module, module_classes: dict[str, ast.ClassDef]) -> _Found:
+    """Every class of the module in source order, with its ``__qualname__`` and the
+    classes its bases may name: the module's, overlaid by those of each enclosing
+    function and of the body that defines it."""
+    global _last_tree
+    if _last_tree is not None and _last_tree[0] is tree:
+        return _last_tree[1]
+    found: _Found = []
+
+    def visit(body: list[ast.stmt], prefix: str, visible: dict[str, ast.ClassDef]) -> None:
+        definitions = _definitions(body)
+        classes = [node for node in definitions if isinstance(node, ast.ClassDef)]
+        local = {**visible, **{node.name: node for node in classes}} if classes else visible
+        for node in definitions:
+            if isinstance(node, ast.ClassDef):
+                found.append((node, prefix + node.name, local))
+                # A class body's names are not visible in the classes nested in it.
+                visit(node.body, f"{prefix}{node.name}.", visible)
+            else:
+                visit(node.body, f"{prefix}{node.name}.<locals>.", local)
+
+    visit(tree.body, "", module_classes)
+    _last_tree = (tree, found)
+    return found
+
+
+_DEFINITION_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPOUND = tuple(
+    getattr(ast, name)
+    for name in ("If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match")
+    if hasattr(ast, name)
+)
+
+
+def _definitions(
+    body: list[ast.stmt],
+) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The classes and defs of a body in source order, those under compound statements
+    (``if``, ``try``, ``with``, loops, ``match``) included, not those nested in them."""
+    result: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _DEFINITION_NODES):
+            result.append(node)
+        elif isinstance(node, _COMPOUND):
+            children: list[ast.stmt] = []
+            for name in ("body", "orelse", "finalbody"):
+                children.extend(getattr(node, name, ()))
+            for handler in getattr(node, "handlers", ()):
+                children.extend(handler.body)
+            for case in getattr(node, "cases", ()):
+                children.extend(case.body)
+            pending.extend(reversed(children))
+    return result
 
 
 def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]) -> list[str]:
@@ -235,6 +336,7 @@ def _describe(
     node: ast.ClassDef,
     classes: dict[str, ast.ClassDef],
     protocol: ProtocolSpec,
+    qualname: str,
 ) -> Implementation:
     methods: dict[str, list[FunctionNode]] = {}
     for statement in node.body:
@@ -242,7 +344,7 @@ def _describe(
             methods.setdefault(statement.name, []).append(statement)
     available: set[str] = set()
     complete = _collect_members(source, node, classes, protocol, available, seen=set())
-    return Implementation(node, protocol, methods, frozenset(available), complete)
+    return Implementation(node, protocol, methods, frozenset(available), complete, qualname)
 
 
 def _collect_members(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,27 +34,73 @@ class DiscoveryError(Exception):
     """A path given on the command line cannot be linted; the message names it."""
 
 
-def discover(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[Path]:
+Scope = Callable[[Path], tuple[Path, Sequence[str]]]
+"""For a directory: the root of the configuration that governs it and its ``exclude``."""
+
+
+def discover(
+    paths: Sequence[Path],
+    root: Path,
+    exclude: Sequence[str],
+    scope: Scope | None = None,
+) -> list[Path]:
     """The Python files under ``paths``, sorted, without duplicates.
 
     Directories are walked (following symlinks, each real directory once, so a
     symlink loop ends); files and directories matched by a .gitignore (at or
-    below ``root``) or by ``exclude`` (gitignore syntax, relative to ``root``)
-    are skipped. A file named explicitly is linted whatever its suffix, unless
-    ``exclude`` matches it. A missing path raises ``DiscoveryError``.
+    below the root) or by ``exclude`` (gitignore syntax, relative to the root)
+    are skipped. With ``scope``, the root and ``exclude`` of each directory's entries
+    are those of the configuration that governs the directory (``root`` and
+    ``exclude`` are then unused). A file named explicitly is linted whatever its
+    suffix, unless ``exclude`` matches it. A missing path raises ``DiscoveryError``.
     """
-    excluded = _spec(exclude) if exclude else None
+    exclusions = _Exclusions(scope if scope is not None else lambda _: (root, exclude))
     found: dict[Path, None] = {}
     for path in paths:
         if not path.exists():
             raise DiscoveryError(f"{path}: no such file or directory")
         absolute = Path(os.path.abspath(path))
         if path.is_dir():
-            for file in _walk(absolute, root, excluded):
+            for file in _walk(absolute, exclusions):
                 found.setdefault(file)
-        elif not _excluded_file(excluded, root, absolute):
+        elif not exclusions.excludes(str(absolute), is_dir=False):
             found.setdefault(absolute)
     return sorted(found)
+
+
+class _Exclusions:
+    """``exclude`` of the configuration that governs each directory, compiled once each."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self._by_directory: dict[str, tuple[str, pathspec.GitIgnoreSpec | None]] = {}
+        self._specs: dict[tuple[str, ...], pathspec.GitIgnoreSpec] = {}
+
+    def root(self, directory: str) -> Path:
+        return self.scope(Path(directory))[0]
+
+    def rules_for(self, directory: str) -> tuple[str, pathspec.GitIgnoreSpec | None]:
+        """The root prefix and the compiled ``exclude`` for entries of ``directory``."""
+        found = self._by_directory.get(directory)
+        if found is None:
+            root, exclude = self.scope(Path(directory))
+            spec = None
+            if exclude:
+                key = tuple(exclude)
+                spec = self._specs.get(key)
+                if spec is None:
+                    spec = self._specs[key] = _spec(exclude)
+            found = self._by_directory[directory] = (str(root) + os.sep, spec)
+        return found
+
+    def excludes(self, path: str, is_dir: bool) -> bool:
+        """Whether ``exclude`` matches ``path`` (an absolute path)."""
+        root_prefix, spec = self.rules_for(os.path.dirname(path))
+        return (
+            spec is not None
+            and path.startswith(root_prefix)
+            and spec.match_file(_relative(path, root_prefix, is_dir))
+        )
 
 
 def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
@@ -63,10 +109,10 @@ def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _walk(top: Path, root: Path, excluded: pathspec.GitIgnoreSpec | None) -> Iterable[Path]:
+def _walk(top: Path, exclusions: _Exclusions) -> Iterable[Path]:
     # Plain strings, not Path objects: this loop runs once per directory entry.
-    root_prefix = str(root) + os.sep
-    ignores = [spec for spec in map(_gitignore, _ancestors(top, root)) if spec is not None]
+    ancestors = _ancestors(top, exclusions.root(str(top)))
+    ignores = [spec for spec in map(_gitignore, ancestors) if spec is not None]
     seen: set[tuple[int, int]] = set()
     stack: list[tuple[str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(str(top), ignores)]
     while stack:
@@ -81,6 +127,7 @@ def _walk(top: Path, root: Path, excluded: pathspec.GitIgnoreSpec | None) -> Ite
         seen.add((status.st_dev, status.st_ino))
         own = _gitignore(Path(directory))
         active = [*inherited, own] if own is not None else inherited
+        root_prefix, excluded = exclusions.rules_for(directory)
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
@@ -130,15 +177,6 @@ def _ignored(specs: Sequence[tuple[str, pathspec.GitIgnoreSpec]], path: str, is_
         if verdict is not None:
             return verdict
     return False
-
-
-def _excluded_file(spec: pathspec.GitIgnoreSpec | None, root: Path, path: Path) -> bool:
-    if spec is None:
-        return False
-    root_prefix = str(root) + os.sep
-    return str(path).startswith(root_prefix) and spec.match_file(
-        _relative(str(path), root_prefix, is_dir=False)
-    )
 
 
 def _relative(path: str, base_prefix: str, is_dir: bool) -> str:

@@ -16,17 +16,18 @@ import time
 import tokenize
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from lint_rules import timing
 from lint_rules.cache import ResultCache, content_digest
 from lint_rules.checker import Checker, file_error
-from lint_rules.config import Config
+from lint_rules.config import Config, Configurations
 from lint_rules.consistency import settle
 from lint_rules.discovery import discover
 from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
 from lint_rules.results import Change, FileResult, RunOptions, RunResult
 from lint_rules.rule import Finding, Rule
+from lint_rules.static import project_root
 
 if TYPE_CHECKING:
     import pathspec
@@ -57,13 +58,50 @@ _SKIP_FILE = re.compile(r"#\s*lint_rules:\s*skip-file\b")
 
 
 def run(
-    paths: Sequence[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
+    paths: Sequence[Path],
+    configs: Config | Configurations,
+    rules: Sequence[type[Rule]],
+    options: RunOptions,
 ) -> RunResult:
-    """Check (or fix) every Python file under ``paths`` with ``rules``."""
+    """Check (or fix) every Python file under ``paths``.
+
+    With ``Configurations``, each file is checked with the configuration that governs
+    it (the nearest pyproject.toml): files are grouped by configuration, and each
+    group runs the rules its ``select`` and ``ignore`` turn on, built once, with its
+    own cache; a single ``Config`` governs every file. The results are sorted by path.
+    """
+    governing = configs.for_directory if isinstance(configs, Configurations) else None
+
+    def config_of(directory: Path) -> Config:
+        return governing(directory) if governing is not None else cast("Config", configs)
+
+    def scope(directory: Path) -> tuple[Path, Sequence[str]]:
+        config = config_of(directory)
+        return config.root, config.exclude
+
     with timing.timed("discovery"):
-        files = discover(paths, config.root, config.exclude)
+        files = discover(paths, Path(), (), scope)
+    groups: dict[Path, tuple[Config, list[Path]]] = {}
+    for path in files:
+        config = config_of(path.parent)
+        groups.setdefault(config.root, (config, []))[1].append(path)
+    done: list[FileResult] = []
+    for root in sorted(groups):
+        config, group = groups[root]
+        done.extend(_run_project(group, config, config.selected(rules), options))
+    return RunResult(sorted(done, key=lambda result: display_path(result.path)))
+
+
+def _run_project(
+    files: list[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
+) -> list[FileResult]:
+    """Check (or fix) files that one configuration governs, with its cache; the rules
+    are built once here (worker processes build their own)."""
+    worker = Worker(rules, config, options)
     cache = (
-        ResultCache.open(config, rules, options) if options.use_cache and not options.fix else None
+        ResultCache.open(config, worker.checker.rules, options)
+        if options.use_cache and not options.fix
+        else None
     )
     done: list[FileResult] = []
     todo: list[Path] = []
@@ -73,21 +111,14 @@ def run(
             todo.append(path)
         else:
             done.append(hit)
-    done.extend(_run_files(todo, config, rules, options))
+    done.extend(_run_files(todo, worker, options))
     if options.fix:
-        refixer: list[Worker] = []
-
-        def refix(result: FileResult, blocked: Mapping[str, str]) -> None:
-            if not refixer:
-                refixer.append(Worker(rules, config, options))
-            refixer[0].refix(result, blocked)
-
-        settle(done, config.root, config.exclude, refix)
+        settle(done, config.root, config.exclude, worker.refix)
         for result in done:
             finish(result, options)
     if cache is not None:
         cache.save(done)
-    return RunResult(sorted(done, key=lambda result: display_path(result.path)))
+    return done
 
 
 def run_stdin(
@@ -122,12 +153,10 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _run_files(
-    paths: list[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
-) -> list[FileResult]:
+def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[FileResult]:
     jobs = min(options.jobs, len(paths) // MIN_FILES_PER_PROCESS)
     if jobs <= 1:
-        return Worker(rules, config, options).run_batch(paths)
+        return worker.run_batch(paths)
     import multiprocessing  # only here: a warm or small run should not pay for it
     from concurrent.futures import ProcessPoolExecutor
 
@@ -139,7 +168,7 @@ def _run_files(
         jobs,
         mp_context=context,
         initializer=_start_worker,
-        initargs=(rules, config, options, os.getpid()),
+        initargs=(worker.rule_classes, worker.config, options, os.getpid()),
     ) as pool:
         done = []
         for results, times in pool.map(_run_batch, batches):
@@ -180,9 +209,10 @@ class Worker:
     """Rules and configuration loaded once; checks or fixes file after file."""
 
     def __init__(self, rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
-        self.checker = Checker(
-            [rule(config.options_for(rule)) for rule in rules], options, config.root
-        )
+        with project_root(config.root):  # modules a rule reads are the project's
+            instances = [rule(config.options_for(rule)) for rule in rules]
+        self.rule_classes = tuple(rules)
+        self.checker = Checker(instances, options, config.root)
         self.config = config
         self.options = options
         self._per_file_ignores: list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]] | None = None
@@ -204,8 +234,9 @@ class Worker:
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
         start, before = time.perf_counter(), timing.snapshot()
-        self.checker.begin_batch(paths)
-        results = [self.run_file(path) for path in paths]
+        with project_root(self.config.root):
+            self.checker.begin_batch(paths)
+            results = [self.run_file(path) for path in paths]
         # What the batch spent besides parsing and typos is the rules' (and reading files).
         inside = timing.since(before)
         timing.add("rules", time.perf_counter() - start - inside["parse"] - inside["typos"])
@@ -220,6 +251,10 @@ class Worker:
 
     def run_bytes(self, path: Path, data: bytes, write: bool) -> FileResult:
         """Check or fix one file's bytes; writes the fixed file only when ``write``."""
+        with project_root(self.config.root):
+            return self._run_bytes(path, data, write)
+
+    def _run_bytes(self, path: Path, data: bytes, write: bool) -> FileResult:
         result = FileResult(path, digest=content_digest(data))
         try:
             text, encoding = decode_source(data)
@@ -273,7 +308,8 @@ class Worker:
         change = result.change
         if change is None:
             return
-        self._fix(result, change.before, change.encoding, True, change.ignored, blocked)
+        with project_root(self.config.root):
+            self._fix(result, change.before, change.encoding, True, change.ignored, blocked)
 
     def _skipped(self, text: str) -> bool:
         end = -1
@@ -291,7 +327,7 @@ class Worker:
         if not self.per_file_ignores:
             return ()
         try:
-            relative = path.resolve().relative_to(self.config.root).as_posix()
+            relative = Path(os.path.abspath(path)).relative_to(self.config.root).as_posix()
         except ValueError:
             relative = path.as_posix()
         return tuple(

@@ -10,6 +10,10 @@ protocol and returns one as the other::
     def _lint_rules_probe_0(x: _lint_rules_impl_0) -> _lint_rules_protocol_0:
         return x
 
+A class nested in a class is named through the outermost one (``x: _lint_rules_impl_0.Inner``).
+A class defined in a function cannot be imported by any module, so it has no probe: the
+command names each such class in a note on stderr (LR003 still checks it statically).
+
 One ``mypy.api.run`` checks the implementation files and their probe modules (one
 per file) with the project's own mypy settings. Each probe mypy rejects becomes an
 ``LR100`` finding at the class, with mypy's explanation (missing members,
@@ -47,7 +51,7 @@ from lint_rules.discovery import discover
 from lint_rules.engine import decode_source, display_path
 from lint_rules.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
-from lint_rules.static import file_source
+from lint_rules.static import file_source, project_root
 
 CODE = "LR100"
 NAME = "protocol-mismatch"
@@ -66,10 +70,11 @@ class ProtocolsError(Exception):
 
 @dataclass(frozen=True)
 class Implementation:
-    """A module-level class of a project file that implements a configured protocol."""
+    """A class of a project file that implements a configured protocol."""
 
     path: Path
     class_name: str
+    """Its ``__qualname__``: ``Name``, ``Outer.Inner`` or ``factory.<locals>.Local``."""
     class_start: int
     class_end: int
     """Character range of ``class Name`` in the file."""
@@ -80,6 +85,11 @@ class Implementation:
     def protocol(self) -> str:
         """The protocol's qualified name, ``module.Name``."""
         return f"{self.protocol_module}.{self.protocol_name}"
+
+    @property
+    def importable(self) -> bool:
+        """Whether a probe module can name the class: one defined in a function cannot."""
+        return "<locals>" not in self.class_name
 
 
 @dataclass(frozen=True)
@@ -98,27 +108,37 @@ class Probe:
 def main(output_format: str, rules: Sequence[type[Rule]]) -> int:
     """Run the command; exit 0 when every implementation passes, 1 when one fails."""
     config = load_config(Path.cwd(), rules)
+    unprobed: list[Implementation] = []
     try:
-        located = check_protocols(config)
+        located = check_protocols(config, unprobed)
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
-    sys.stdout.write(render(located, output_format, {CODE: NAME}))
+    for item in unprobed:
+        print(f"lint-rules: note: {_unprobed_note(item)}", file=sys.stderr)
+    sys.stdout.write(render(located, output_format, {CODE: NAME}, root=config.root))
     if output_format == "text":
         sys.stdout.write(summary([item.finding for item in located]))
     return 1 if located else 0
 
 
-def check_protocols(config: Config) -> list[Located]:
-    """LR100 findings for every implementation mypy does not accept as its protocol."""
-    targets = configured_targets(config.rule_options)
+def check_protocols(config: Config, unprobed: list[Implementation] | None = None) -> list[Located]:
+    """LR100 findings for every implementation mypy does not accept as its protocol.
+
+    A class defined in a function cannot be imported by a probe module: it is appended
+    to ``unprobed`` (when given) instead of being checked; LR003 still checks it.
+    """
+    with project_root(config.root):  # the protocols' modules are the project's
+        targets = configured_targets(config.rule_options)
     if not targets:
         return []
-    implementations = [
-        implementation
-        for path in discover([config.root], config.root, config.exclude)
-        for implementation in implementations_in(path, config.root, targets)
-    ]
+    implementations = []
+    for path in discover([config.root], config.root, config.exclude):
+        for implementation in implementations_in(path, config.root, targets):
+            if implementation.importable:
+                implementations.append(implementation)
+            elif unprobed is not None:
+                unprobed.append(implementation)
     if not implementations:
         return []
     work = config.root / WORK_DIRECTORY
@@ -134,8 +154,10 @@ def check_protocols(config: Config) -> list[Located]:
 def implementations_in(
     path: Path, root: Path, targets: Sequence[ProtocolTarget]
 ) -> list[Implementation]:
-    """The module-level classes of one file that implement a target configured for it
-    (a probe can only import a module-level class)."""
+    """The classes of one file that implement a target configured for it: module-level
+    ones, those nested in classes (a probe imports the outermost and names the inner one
+    through it) and those defined in functions (``importable`` is false: no probe can
+    name them)."""
     matching = matching_targets(targets, path, root)
     if not matching:
         return []
@@ -156,14 +178,22 @@ def implementations_in(
         protocol = target.protocol
         for item in find_implementations(source, protocol):
             node = item.node
-            if node not in tree.body:
-                continue
             start = context.offset(node.lineno, node.col_offset)
             name_end = text.index(node.name, start) + len(node.name)
             found.append(
-                Implementation(path, node.name, start, name_end, protocol.module, protocol.name)
+                Implementation(path, item.qualname, start, name_end, protocol.module, protocol.name)
             )
     return found
+
+
+def _unprobed_note(item: Implementation) -> str:
+    context = FileContext(item.path, decode_source(item.path.read_bytes())[0])
+    line, column = context.position(item.class_start)
+    return (
+        f"{display_path(item.path)}:{line}:{column}: `{item.class_name}` implements "
+        f"`{item.protocol}` but is defined in a function, where no probe module can import "
+        "it: mypy does not check it here (LR003 does)"
+    )
 
 
 def _mypy_arguments(root: Path, cache: Path) -> list[str]:
@@ -235,14 +265,16 @@ def _write_probes(
             lines.append(f"from {protocol_module} import {name} as _lint_rules_protocol_{index}")
             protocol_lines[protocol_module, name] = len(lines)
         for index, item in enumerate(items):
-            lines.append(f"from {module} import {item.class_name} as _lint_rules_impl_{index}")
+            # A nested class is named through the outermost one: `Outer.Inner`.
+            outer, dot, inner = item.class_name.partition(".")
+            lines.append(f"from {module} import {outer} as _lint_rules_impl_{index}")
             class_line = len(lines)
             protocol_index = protocols.index((item.protocol_module, item.protocol_name))
             lines += [
                 "",
                 "",
                 f"def _lint_rules_probe_{index}(",
-                f"    x: _lint_rules_impl_{index},",
+                f"    x: _lint_rules_impl_{index}{dot}{inner},",
                 f") -> _lint_rules_protocol_{protocol_index}:",
                 "    return x",
             ]

@@ -1,15 +1,33 @@
-"""Output formats for findings: text, json, github and sarif."""
+"""Output formats for findings: text, json, github and sarif.
+
+Fix markers follow ruff: in text output and ``--statistics``, ``[*]`` marks a finding
+whose fix ``fix`` applies as it is run (a safe fix, or any fix with ``--unsafe-fixes``);
+``[~]`` marks one whose fix only ``fix --unsafe-fixes`` applies (ruff prints nothing
+there; a marker of its own says the fix exists). The summary counts both, in ruff's
+words: ``[*] 2 fixable with `lint-rules fix` (1 unsafe fix available with
+`lint-rules fix --unsafe-fixes`).``
+"""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
 
-from lint_rules.rule import Finding
+from lint_rules.rule import ConfigError, Finding, Rule
 
 FORMATS = ("text", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_ROOT = "%SRCROOT%"
+"""The ``uriBaseId`` of every artifact under the project root (``originalUriBaseIds``)."""
+SEVERITIES = ("error", "warning", "note")
+"""The SARIF levels a rule's ``SEVERITY`` may be; codes without a rule class are errors."""
+SAFE_MARKER, UNSAFE_MARKER = "[*]", "[~]"
+FIX_COMMAND = "`lint-rules fix`"
+UNSAFE_COMMAND = "`lint-rules fix --unsafe-fixes`"
 
 
 @dataclass(frozen=True)
@@ -29,56 +47,111 @@ def render(
     output_format: str,
     rule_names: Mapping[str, str],
     statistics: bool = False,
+    *,
+    unsafe_fixes: bool = False,
+    root: Path | None = None,
+    rules: Sequence[type[Rule]] = (),
 ) -> str:
-    """The findings in ``output_format``, sorted by path, line, column and code."""
+    """The findings in ``output_format``, sorted by path, line, column and code.
+
+    ``unsafe_fixes``: the run applies unsafe fixes too (``[*]`` for them as well).
+    ``root``: the project root, the base of SARIF's relative URIs (default: the working
+    directory). ``rules``: the rule classes, for SARIF's levels and rule descriptions.
+    """
     ordered = sorted(located, key=lambda item: item.sort_key)
     if output_format == "json":
         import json  # only here and for sarif: text output does not need it
 
         return json.dumps([_json_object(item, rule_names) for item in ordered], indent=2) + "\n"
     if output_format == "github":
-        return "".join(_github_line(item) for item in ordered)
+        classes = {rule.CODE: rule for rule in rules}
+        return "".join(
+            _github_line(item, _severity(classes.get(item.finding.code))) for item in ordered
+        )
     if output_format == "sarif":
         import json
 
-        return json.dumps(_sarif(ordered, rule_names), indent=2) + "\n"
+        document = _sarif(ordered, rule_names, rules, root if root is not None else Path.cwd())
+        return json.dumps(document, indent=2) + "\n"
     if statistics:
-        return _statistics(ordered, rule_names)
-    return "".join(_text_line(item) for item in ordered)
+        return _statistics(ordered, rule_names, unsafe_fixes)
+    return "".join(_text_line(item, unsafe_fixes) for item in ordered)
 
 
 def summary(
-    findings: Sequence[Finding], fixed: int = 0, fix_mode: bool = False, diff: bool = False
+    findings: Sequence[Finding],
+    fixed: int = 0,
+    fix_mode: bool = False,
+    diff: bool = False,
+    unsafe_fixes: bool = False,
 ) -> str:
-    """The last line of text output."""
-    fixable = sum(finding.fix is not None for finding in findings)
+    """The last lines of text output: the count, then what ``fix`` would repair.
+
+    As ruff words it: ``Found 3 errors.``, then ``[*] 2 fixable with `lint-rules fix` (1
+    unsafe fix available with `lint-rules fix --unsafe-fixes`).`` In fix mode: ``Fixed 2
+    errors, 1 remaining.``, then how many unsafe fixes ``--unsafe-fixes`` would add.
+    """
+    applicable = sum(_applicable(finding, unsafe_fixes) for finding in findings)
+    hidden = sum(_hidden(finding, unsafe_fixes) for finding in findings)
+    hint = f"{_fixes(hidden, 'unsafe fix')} available with {UNSAFE_COMMAND}" if hidden else ""
     if fix_mode:
         verb = "Would fix" if diff else "Fixed"
-        return f"{verb} {_count(fixed)}, {len(findings)} remaining.\n"
+        head = f"{verb} {_count(fixed)}, {len(findings)} remaining.\n"
+        return head + (f"{hint}.\n" if hint else "")
     if not findings:
         return "All checks passed!\n"
-    hint = f" ({fixable} fixable with `lint-rules fix`)" if fixable else ""
-    return f"Found {_count(len(findings))}{hint}.\n"
+    head = f"Found {_count(len(findings))}.\n"
+    if applicable:
+        extra = f" ({hint})" if hint else ""
+        return head + f"{SAFE_MARKER} {applicable} fixable with {FIX_COMMAND}{extra}.\n"
+    return head + (f"{hint}.\n" if hint else "")
+
+
+def _applicable(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether ``fix`` (with ``--unsafe-fixes`` when given) applies the finding's fix."""
+    return finding.fix is not None and (finding.fix.safe or unsafe_fixes)
+
+
+def _hidden(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether the finding's fix waits for ``--unsafe-fixes``."""
+    return finding.fix is not None and not finding.fix.safe and not unsafe_fixes
 
 
 def _count(number: int) -> str:
     return f"{number} error" + ("" if number == 1 else "s")
 
 
-def _text_line(item: Located) -> str:
+def _fixes(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "es")
+
+
+def _marker(finding: Finding, unsafe_fixes: bool) -> str:
+    if _applicable(finding, unsafe_fixes):
+        return SAFE_MARKER
+    return UNSAFE_MARKER if _hidden(finding, unsafe_fixes) else ""
+
+
+def _text_line(item: Located, unsafe_fixes: bool = False) -> str:
     finding = item.finding
-    marker = " [*]" if finding.fix is not None else ""
+    marker = _marker(finding, unsafe_fixes)
+    marker = f" {marker}" if marker else ""
     return (
         f"{item.path}:{finding.line}:{finding.column}: {finding.code}{marker} {finding.message}\n"
     )
 
 
-def _statistics(ordered: Sequence[Located], rule_names: Mapping[str, str]) -> str:
+def _statistics(
+    ordered: Sequence[Located], rule_names: Mapping[str, str], unsafe_fixes: bool = False
+) -> str:
+    """One line per code: count, code, marker, name. ``[*]`` when ``fix`` repairs some of
+    the code's findings, ``[~]`` when only ``--unsafe-fixes`` would."""
     counts = Counter(item.finding.code for item in ordered)
-    fixable = {item.finding.code for item in ordered if item.finding.fix is not None}
+    markers: dict[str, set[str]] = {}
+    for item in ordered:
+        markers.setdefault(item.finding.code, set()).add(_marker(item.finding, unsafe_fixes))
     lines = []
     for code, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])):
-        marker = "[*]" if code in fixable else "   "
+        marker = next((m for m in (SAFE_MARKER, UNSAFE_MARKER) if m in markers[code]), "   ")
         lines.append(f"{count:>6}  {code}  {marker}  {rule_names.get(code, '')}\n")
     return "".join(lines)
 
@@ -107,7 +180,11 @@ def _json_object(item: Located, rule_names: Mapping[str, str]) -> dict[str, obje
     }
 
 
-def _github_line(item: Located) -> str:
+_GITHUB_COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def _github_line(item: Located, severity: str = "error") -> str:
+    """A workflow command: ``::error``, ``::warning`` or ``::notice`` by severity."""
     finding = item.finding
     properties = {
         "file": item.path,
@@ -120,7 +197,7 @@ def _github_line(item: Located) -> str:
     rendered = ",".join(
         f"{key}={_escape_property(str(value))}" for key, value in properties.items()
     )
-    return f"::error {rendered}::{_escape_data(finding.message)}\n"
+    return f"::{_GITHUB_COMMANDS[severity]} {rendered}::{_escape_data(finding.message)}\n"
 
 
 def _escape_data(text: str) -> str:
@@ -131,19 +208,34 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _sarif(ordered: Sequence[Located], rule_names: Mapping[str, str]) -> dict[str, object]:
+def _sarif(
+    ordered: Sequence[Located],
+    rule_names: Mapping[str, str],
+    rules: Sequence[type[Rule]],
+    root: Path,
+) -> dict[str, object]:
+    """A SARIF 2.1.0 log with one run.
+
+    Columns count characters of the line (``Finding.column``), hence ``columnKind``
+    ``unicodeCodePoints`` (SARIF's default is UTF-16 code units). A file under ``root``
+    is a percent-encoded relative reference against ``%SRCROOT%``, which
+    ``originalUriBaseIds`` binds to ``root``; any other file is an absolute ``file:`` URI.
+    Each result's ``level`` is its rule's ``SEVERITY``.
+    """
+    classes = {rule.CODE: rule for rule in rules}
     codes = sorted(rule_names)
     index = {code: position for position, code in enumerate(codes)}
+    base = _directory(root)
     results = [
         {
             "ruleId": item.finding.code,
             "ruleIndex": index[item.finding.code],
-            "level": "error",
+            "level": _severity(classes.get(item.finding.code)),
             "message": {"text": item.finding.message},
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": item.path},
+                        "artifactLocation": _artifact_location(item.path, base),
                         "region": {
                             "startLine": item.finding.line,
                             "startColumn": item.finding.column,
@@ -158,13 +250,89 @@ def _sarif(ordered: Sequence[Located], rule_names: Mapping[str, str]) -> dict[st
     ]
     driver = {
         "name": "lint_rules",
-        "rules": [
-            {"id": code, "name": rule_names[code], "shortDescription": {"text": rule_names[code]}}
-            for code in codes
-        ],
+        **_version(),
+        "rules": [_descriptor(code, rule_names[code], classes.get(code)) for code in codes],
     }
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results}],
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "columnKind": "unicodeCodePoints",
+                "originalUriBaseIds": {
+                    SARIF_ROOT: {
+                        "uri": _directory_uri(base),
+                        "description": {"text": "The project root."},
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
+
+
+def _version() -> dict[str, str]:
+    """The driver's ``version``: that of the installed distribution, if any."""
+    from importlib import metadata
+
+    try:
+        return {"version": metadata.version("agent-sessions")}
+    except metadata.PackageNotFoundError:
+        return {}
+
+
+def _severity(rule: type[Rule] | None) -> str:
+    """A rule's SARIF level; the engine's codes (LR000, LR999) and LR100 are errors."""
+    if rule is None:
+        return "error"
+    if rule.SEVERITY not in SEVERITIES:
+        raise ConfigError(
+            f"rule {rule.CODE}: SEVERITY must be one of {', '.join(SEVERITIES)}, "
+            f"not {rule.SEVERITY!r}"
+        )
+    return rule.SEVERITY
+
+
+def _descriptor(code: str, name: str, rule: type[Rule] | None) -> dict[str, object]:
+    descriptor: dict[str, object] = {"id": code, "name": name}
+    if rule is not None:
+        documentation = rule.documentation()
+        descriptor["shortDescription"] = {"text": rule.summary()}
+        descriptor["fullDescription"] = {"text": _section(documentation, "What it does")}
+        descriptor["help"] = {"text": documentation, "markdown": documentation}
+    else:
+        descriptor["shortDescription"] = {"text": name}
+    descriptor["defaultConfiguration"] = {"level": _severity(rule)}
+    return descriptor
+
+
+def _section(documentation: str, title: str) -> str:
+    """The text of a rule docstring's ``## title`` section (the summary if it has none)."""
+    _, found, rest = documentation.partition(f"## {title}\n")
+    if not found:
+        return documentation.partition("\n")[0]
+    return rest.partition("\n## ")[0].strip()
+
+
+def _directory(root: Path) -> Path:
+    return Path(os.path.abspath(root))
+
+
+def _directory_uri(directory: Path) -> str:
+    """``originalUriBaseIds`` URIs end with a slash (SARIF 3.14.14)."""
+    uri = directory.as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _artifact_location(path: str, base: Path) -> dict[str, str]:
+    """``path`` (as displayed: relative to the working directory, or absolute) as a
+    relative reference under ``base`` (``uriBaseId`` ``%SRCROOT%``), else a ``file:`` URI."""
+    absolute = Path(os.path.abspath(path))
+    for candidate, directory in ((absolute, base), (absolute.resolve(), base.resolve())):
+        try:
+            relative = candidate.relative_to(directory)
+        except ValueError:
+            continue
+        return {"uri": quote(relative.as_posix(), safe="/"), "uriBaseId": SARIF_ROOT}
+    return {"uri": absolute.as_uri()}

@@ -62,6 +62,8 @@ Class attributes
              them, raising ``ConfigError`` with a message that names the key.
              A rule is instantiated once in the main process (to validate the
              configuration before any work) and once per worker process.
+``SEVERITY`` ``"error"`` (the default), ``"warning"`` or ``"note"``: the SARIF
+             ``level`` of the rule's findings (``--format sarif``).
 ``READS``    keys owned by another rule that this rule also receives, unvalidated
              (LR002 reads ``renames`` so that a renamed value is allowed: both
              rules then agree within one ``fix``).
@@ -149,8 +151,9 @@ Caching
 -------
 Findings are cached by file content and configuration. A rule whose findings
 also depend on something outside both (a tool's version, the tool's own config
-file) returns a description of it from ``cache_fingerprint(root)``; it is part
-of the cache key. Default: ``""``.
+file) returns a description of it from ``cache_fingerprint(directory)``, called
+once per run for each directory of checked files; a cached result is used only
+while that description is unchanged. Default: ``""``.
 """
 
 from __future__ import annotations
@@ -163,7 +166,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 if TYPE_CHECKING:
     import libcst
@@ -245,6 +248,7 @@ class Rule:
     NAME: ClassVar[str]
     MESSAGE: ClassVar[str]
     OPTIONS: ClassVar[tuple[str, ...]] = ()
+    SEVERITY: ClassVar[Literal["error", "warning", "note"]] = "error"
     READS: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
@@ -270,8 +274,9 @@ class Rule:
         return True
 
     @classmethod
-    def cache_fingerprint(cls, root: Path) -> str:
-        """What, besides the file and ``[tool.lint_rules]``, decides the findings."""
+    def cache_fingerprint(cls, directory: Path) -> str:
+        """What, besides the file and ``[tool.lint_rules]``, decides the findings of the
+        files in ``directory``."""
         return ""
 
     def begin_batch(self, paths: Sequence[Path]) -> None:

@@ -2,8 +2,10 @@
 
 ``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
 ``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
-module on the import path (the working directory and its ``src/`` first, as for a
-src-layout project that is not installed, then ``sys.path``)
+module in the project root (set by ``project_root``; without one, the working
+directory), then its ``src/`` (a src-layout project that is not installed), then
+``sys.path`` without the working directory (``python -m`` puts it first), so that
+what is read does not depend on where the command runs. They search
 with ``importlib.machinery.PathFinder`` one package level at a time, so no
 package ``__init__`` is executed, and both raise ``ConfigError`` naming the
 module and the name when it cannot be found, read, or is not what was asked.
@@ -28,6 +30,8 @@ TYPING_MODULES = ("typing", "typing_extensions")
 
 _recorders: list[set[Path]] = []
 """The path sets of the active ``recording()`` blocks."""
+_roots: list[str] = []
+"""The project roots of the active ``project_root()`` blocks, innermost last."""
 
 # Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
 _TYPE_STATEMENT = re.compile(
@@ -220,7 +224,8 @@ def read_module(module: str) -> ModuleSource:
     """Locate and parse ``module``; ``ConfigError`` says what went wrong.
 
     Parsed once per content (cached by path, modification time and size)."""
-    path, is_package = _locate_from(module, os.getcwd())
+    cwd = os.getcwd()
+    path, is_package = _locate_from(module, _roots[-1] if _roots else cwd, cwd)
     for paths in _recorders:
         paths.add(path)
     try:
@@ -244,9 +249,24 @@ def recording() -> Iterator[set[Path]]:
         _recorders.pop()
 
 
+@contextmanager
+def project_root(root: Path) -> Iterator[None]:
+    """Inside the block, modules are looked up from ``root`` and ``root/src`` first (the
+    project whose configuration names them), not from the working directory."""
+    _roots.append(str(root))
+    try:
+        yield
+    finally:
+        _roots.pop()
+
+
 @cache
-def _locate_from(module: str, cwd: str) -> tuple[Path, bool]:
-    return _locate(module, [cwd, os.path.join(cwd, "src"), *sys.path])
+def _locate_from(module: str, root: str, cwd: str) -> tuple[Path, bool]:
+    installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
+    try:
+        return _locate(module, [root, os.path.join(root, "src"), *installed])
+    except ConfigError as error:
+        raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
 
 
 @cache
@@ -464,6 +484,157 @@ def _class_attribute(
     return None
 
 
+# What a declaring module tells about its class ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    """What the module declaring a class tells about its instances, read from source."""
+
+    module: str
+    name: str
+    discriminators: dict[str, str]
+    """Annotated attributes (the class's and its bases') whose type is a Literal of one
+    string (``type: Literal["run_item_stream_event"]``), with that string."""
+    unions: tuple[str, ...]
+    """Module-level aliases of a union that holds the class (``StreamEvent``)."""
+    producers: dict[str, ast.expr]
+    """Functions and methods of the module whose return annotation names the class or
+    one of ``unions``, with that annotation."""
+    siblings: dict[tuple[str, str], str]
+    """``(attribute, value)`` -> the other class of the module in one of ``unions``
+    whose discriminator it is (``("type", "raw_response_event")``)."""
+
+
+def class_facts(module: str, name: str, field: str) -> ClassFacts | None:
+    """The facts about class ``name`` of ``module`` (None when it defines no such
+    class); ``field`` is the attribute being checked, never a discriminator."""
+    source, name = defined_in(read_module(module), name)
+    node = source.classes.get(name)
+    if node is None:
+        return None
+    discriminators: dict[str, str] = {}
+    _single_literals(source, node, discriminators, seen=set())
+    discriminators.pop(field, None)
+    unions, members = _unions_holding(source, name)
+    named = {name, *unions}
+    siblings: dict[tuple[str, str], str] = {}
+    for member in sorted(members - {name}):
+        member_node = source.classes.get(member)
+        if member_node is not None:
+            found: dict[str, str] = {}
+            _single_literals(source, member_node, found, seen=set())
+            siblings.update({pair: member for pair in found.items()})
+    producers: dict[str, ast.expr] = {}
+    for statement in top_level(source.tree):
+        if isinstance(statement, ast.ClassDef):
+            functions = _defs(statement)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions = [statement]
+        else:
+            continue
+        for function in functions:
+            returns = _annotation_expression(function.returns)
+            if returns is not None and named & _names_in(returns):
+                producers[function.name] = returns
+    return ClassFacts(source.name, name, discriminators, unions, producers, siblings)
+
+
+def _single_literals(
+    source: ModuleSource, node: ast.ClassDef, into: dict[str, str], seen: set[str]
+) -> None:
+    seen.add(f"{source.name}.{node.name}")
+    for base in node.bases:
+        target = _definition(source, base)
+        if target is not None:
+            owner, base_name = target
+            base_node = owner.classes.get(base_name)
+            if base_node is not None and f"{owner.name}.{base_name}" not in seen:
+                _single_literals(owner, base_node, into, seen)
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            values = _literal_strings(source, statement.annotation, seen=set())
+            if values is not None and len(set(values)) == 1:
+                into[statement.target.id] = values[0]
+            else:
+                into.pop(statement.target.id, None)
+
+
+def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | None:
+    """The last names of a union's members (None if ``expression`` is not a union)."""
+    if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
+        members = [expression.left, expression.right]
+    elif isinstance(expression, ast.Subscript) and typing_name(source, expression.value) in (
+        "Union",
+        "Optional",
+    ):
+        members = _subscript_arguments(expression)
+    else:
+        return None
+    names: set[str] = set()
+    for member in members:
+        inner = _union_members(source, member)
+        if inner is not None:
+            names |= inner
+        elif isinstance(member, ast.Name):
+            names.add(member.id)
+        elif isinstance(member, ast.Attribute):
+            names.add(member.attr)
+    return names
+
+
+def _unions_holding(source: ModuleSource, name: str) -> tuple[tuple[str, ...], set[str]]:
+    """The aliases of unions that hold class ``name``, and every member of them."""
+    unions: dict[str, set[str]] = {}
+    for statement in top_level(source.tree):
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        expression = _annotation_expression(value) if targets else None
+        members = _union_members(source, expression) if expression is not None else None
+        if members is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    unions[target.id] = members
+    holding = {name}
+    changed = True
+    while changed:  # aliases of unions of aliases
+        changed = False
+        for alias, members in unions.items():
+            if alias not in holding and members & holding:
+                holding.add(alias)
+                changed = True
+    holding.discard(name)
+    members = {member for alias in holding for member in unions[alias]}
+    return tuple(sorted(holding)), members
+
+
+def _annotation_expression(annotation: ast.expr | None) -> ast.expr | None:
+    """An annotation, a string annotation parsed (None if it does not parse)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return ast.parse(annotation.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    return annotation
+
+
+def _names_in(expression: ast.expr) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            parsed = _annotation_expression(node)
+            if parsed is not None:
+                names |= _names_in(parsed)
+    return names
+
+
 # Protocols ------------------------------------------------------------------------
 
 
@@ -482,6 +653,42 @@ def _is_abc(source: ModuleSource, node: ast.ClassDef) -> bool:
     ):
         return True
     return any(source.qualified(base) == "abc.ABC" for base in node.bases)
+
+
+NOT_PROTOCOL_MEMBERS = frozenset(
+    {
+        # What mypy and typing leave out of a protocol's members: a class body or the
+        # Protocol machinery defines them, implementers are not asked for them.
+        "__abstractmethods__",
+        "__annotations__",
+        "__annotate__",
+        "__class_getitem__",
+        "__dict__",
+        "__doc__",
+        "__final__",
+        "__firstlineno__",
+        "__init__",
+        "__init_subclass__",
+        "__match_args__",
+        "__module__",
+        "__new__",
+        "__non_callable_proto_members__",
+        "__orig_bases__",
+        "__orig_class__",
+        "__parameters__",
+        "__protocol_attrs__",
+        "__qualname__",
+        "__slots__",
+        "__static_attributes__",
+        "__subclasshook__",
+        "__type_params__",
+        "__weakref__",
+        "_is_protocol",
+        "_is_runtime_protocol",
+    }
+)
+"""Names in a Protocol's body that are not members an implementation must have; every
+other name is one, dunders included (``__call__``, ``__iter__``, ``__aenter__``...)."""
 
 
 def _protocol_members(
@@ -503,6 +710,8 @@ def _protocol_members(
     for statement in node.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             name = statement.target.id
+            if name in NOT_PROTOCOL_MEMBERS:
+                continue
             if typing_name(source, _annotation_origin(statement.annotation)) == "ClassVar":
                 continue
             annotation = ast.unparse(statement.annotation)
@@ -510,7 +719,7 @@ def _protocol_members(
                 name, f"{name}: {annotation}", is_method=False, has_body=statement.value is not None
             )
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if statement.name.startswith("__") and statement.name.endswith("__"):
+            if statement.name in NOT_PROTOCOL_MEMBERS:
                 continue
             if _is_property(statement):
                 members[statement.name] = Member(

@@ -13,7 +13,7 @@ from lint_rules.conformance import (
 from lint_rules.rule import Invalid, Rule, RuleOptions, Valid
 from lint_rules.static import file_source
 
-_SDK = {"protocols": {"agents.memory.session:Session": ["*.py"]}}
+_SESSION = {"protocols": {"agent_sessions.protocol:Session": ["*.py"]}}
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
 
@@ -27,10 +27,27 @@ class ProtocolConformanceRule(Rule):
     protocols. In the files the option lists, a class implements the protocol
     when it subclasses it (or an abstract base class beside it that declares all
     its methods, such as `SessionABC` beside `Session`), or when it defines more
-    than half of the protocol's methods. For each implementation it reports
+    than half of the protocol's methods other than dunders (`__call__`,
+    `__iter__` or `__len__` are on too many classes to tell an implementation: a
+    protocol whose methods are all dunders is implemented only by the classes
+    that subclass it). For each implementation it reports
     every missing member (at the class), every method made sync where the
     protocol's is async or the reverse, and every parameter renamed, of another
     kind, missing, added as required, or with another default (at the `def`).
+
+    Dunder members the protocol declares (`__call__`, `__iter__`, `__aiter__`,
+    `__len__`, `__aenter__`...) are members like any other. Not asked of an
+    implementation: what a class body or the Protocol machinery defines
+    (`__init__`, `__new__`, `__slots__`, `__doc__`, `__module__`, `__annotations__`,
+    `__dict__`, `__weakref__`, `__class_getitem__`, `__init_subclass__`,
+    `__subclasshook__`, `__parameters__`, `__protocol_attrs__`...), as for mypy; and
+    what every class inherits from `object` (`__eq__`, `__hash__`, `__repr__`...) is
+    never missing, though a class's own definition of it is checked. Classes nested
+    in a class or defined in a function (a test's fake, a factory's class) are
+    checked like module-level ones and named by their qualified name
+    (`Outer.Inner`, `make.<locals>.Fake`); their bases are read from the module's
+    imports and classes and from the classes of the enclosing bodies, not from an
+    import inside the function (such a base counts as unreadable).
 
     ## Why is this bad?
     A structural protocol is satisfied by shape alone: nothing fails when an
@@ -76,13 +93,14 @@ class ProtocolConformanceRule(Rule):
 
     CODE = "LR003"
     NAME = "protocol-conformance"
+    SEVERITY = "error"
     MESSAGE = "`{cls}` {problem}; the protocol `{protocol}` declares `{expected}`"
     OPTIONS = (OPTION,)
 
     VALID = (
         Valid(
             """
-            from agents.memory.session import SessionABC
+            from agent_sessions.protocol import SessionABC
 
             class MemorySession(SessionABC):
                 def __init__(self, session_id: str) -> None:
@@ -101,14 +119,14 @@ class ProtocolConformanceRule(Rule):
                 async def clear_session(self) -> None:
                     self.items.clear()
             """,
-            options=_SDK,
+            options=_SESSION,
         ),
         Valid(
             """
             class Cache:
                 async def get_items(self, key: str) -> list[str]: ...
             """,
-            options=_SDK,
+            options=_SESSION,
         ),
     )
     INVALID = (
@@ -124,12 +142,12 @@ class ProtocolConformanceRule(Rule):
             """,
             message=(
                 "`MemorySession` misses `pop_item`; the protocol "
-                "`agents.memory.session.Session` declares "
-                "`async def pop_item(self) -> TResponseInputItem | None`"
+                "`agent_sessions.protocol.Session` declares "
+                "`async def pop_item(self) -> Item | None`"
             ),
             line=2, column=1, end_line=2, end_column=20,
             replacement=None,
-            options=_SDK,
+            options=_SESSION,
         ),
         Invalid(
             """
@@ -144,12 +162,12 @@ class ProtocolConformanceRule(Rule):
             """,
             message=(
                 "`MemorySession.get_items` is not async; the protocol "
-                "`agents.memory.session.Session` declares `async def get_items(self, "
-                "limit: int | None = None) -> list[TResponseInputItem]`"
+                "`agent_sessions.protocol.Session` declares `async def get_items(self, "
+                "limit: int | None = None) -> list[Item]`"
             ),
             line=6, column=5, end_line=6, end_column=18,
             replacement=None,
-            options=_SDK,
+            options=_SESSION,
         ),
         Invalid(
             """
@@ -164,12 +182,12 @@ class ProtocolConformanceRule(Rule):
             """,
             message=(
                 "`MemorySession.get_items` renames parameter `limit` to `n`; the protocol "
-                "`agents.memory.session.Session` declares `async def get_items(self, "
-                "limit: int | None = None) -> list[TResponseInputItem]`"
+                "`agent_sessions.protocol.Session` declares `async def get_items(self, "
+                "limit: int | None = None) -> list[Item]`"
             ),
             line=6, column=5, end_line=6, end_column=24,
             replacement=None,
-            options=_SDK,
+            options=_SESSION,
         ),
     )  # fmt: skip
 
@@ -206,6 +224,8 @@ class ProtocolConformanceRule(Rule):
     @property
     def root(self) -> Path:
         """The project root the globs are relative to: where the engine found its config."""
+        if self.file.root is not None:  # the root of the configuration that governs the file
+            return self.file.root
         if self._root is None:
             pyproject = find_pyproject(Path.cwd())
             self._root = pyproject.parent if pyproject is not None else Path.cwd()

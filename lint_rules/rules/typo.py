@@ -156,6 +156,7 @@ class TypoRule(Rule):
 
     CODE = "LR004"
     NAME = "typo"
+    SEVERITY = "warning"
     MESSAGE = "`{typo}` should be {correction} in {place}{note}"
     READS = ("renames",)
 
@@ -234,18 +235,23 @@ class TypoRule(Rule):
         """The old names of ``[tool.lint_rules.renames]``: LR001's to report, not ours."""
 
     @classmethod
-    def cache_fingerprint(cls, root: Path) -> str:
-        """The typos executable and the project's typos configuration decide the findings."""
+    def cache_fingerprint(cls, directory: Path) -> str:
+        """The typos executable and the typos configuration that governs the files of
+        ``directory`` (the nearest at or above it, as typos_runner finds it) decide the
+        findings."""
         parts = []
         executable = find_typos()
         if executable is not None:
             status = executable.stat()
             parts.append(f"{executable}:{status.st_size}:{status.st_mtime_ns}")
-        for name in (*TYPOS_CONFIG_NAMES, "pyproject.toml"):
-            try:
-                parts.append(hashlib.sha256((root / name).read_bytes()).hexdigest())
-            except OSError:
-                parts.append("-")
+        governing = typos_root(directory)
+        if governing is not None:
+            parts.append(str(governing))
+            for name in (*TYPOS_CONFIG_NAMES, "pyproject.toml"):
+                try:
+                    parts.append(hashlib.sha256((governing / name).read_bytes()).hexdigest())
+                except OSError:
+                    parts.append("-")
         return f"{cls.CODE}:{'|'.join(parts)}"
 
     def begin_batch(self, paths: Sequence[Path]) -> None:

@@ -2,14 +2,16 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lint_rules.rule import ConfigError, Fix, Invalid, Rule, RuleOptions, Valid
-from lint_rules.static import literal_values, recording
+from lint_rules.receivers import ELEMENT, Knowledge, Types, annotation_types, receiver_types
+from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.static import ClassFacts, class_facts, literal_values, recording
 
-_EVENTS = {"literals": {"RunItemStreamEvent.name": "agents.stream_events:RunItemStreamEvent.name"}}
+# The examples read this repository's own declaration, not the installed SDK's.
+_EVENTS = {"literals": {"RunItemStreamEvent.name": "agent_sessions.events:RunItemEventName"}}
 CLOSE_ENOUGH = 0.6
 """The least similarity (difflib ratio) for a "did you mean" suggestion."""
 CLEAR_LEAD = 0.1
@@ -24,15 +26,37 @@ class UnknownLiteralRule(Rule):
     `Literal[...]` declaration allows from the declaring module's source (never
     importing it), then checks every string literal that is compared with the
     field (`==`, `!=`, `in`/`not in` a tuple, list or set of strings,
-    `match`/`case` literal patterns, `|` alternatives included, also as a
-    mapping pattern's value) or passed to the declaring class as that keyword
-    (constructor calls and class patterns such as `case Event(name="...")`).
-    The field is recognised at use sites as an attribute (`event.name`) or a
-    subscript (`event["name"]`) with its name. A string that is not allowed
-    is reported with the closest allowed value. Since any object may have an
-    attribute of that name, a compared string that resembles no allowed value
-    is taken to belong to another field (`os.name == "nt"`) and is not
-    reported; a keyword of the declaring class is always checked.
+    `match`/`case` literal patterns, `|` alternatives included) or passed to the
+    declaring class as that keyword (constructor calls and class patterns such
+    as `case Event(name="...")`, always checked). A string that is not allowed
+    is reported with the closest allowed value.
+
+    Any object may have a `.name`, so a compared string is checked only where
+    the receiver is known to be an instance of the declaring class, or of a
+    union that holds it (then only a string that resembles an allowed value is
+    reported). Classes are recognised by name, whatever module they are imported
+    from. What makes a receiver known, within one file:
+
+    - an annotation: of a parameter, a variable, a class attribute or
+      `self.x: Event`, or the return annotation of a function of the same module
+      that is called (`event = make_event()`), also through `list[Event]`,
+      `AsyncIterator[Event]`... when iterated or indexed;
+    - `isinstance(event, Event)`: in `if`/`elif`/`while`/`assert`, after
+      `and`, in comprehension filters, and after an
+      `if not isinstance(...): continue` (or `return`, `raise`, `break`);
+    - a discriminator: an attribute the class annotates with a Literal of one
+      string (`type: Literal["run_item_stream_event"]`), compared in the same
+      ways (`if event.type != "run_item_stream_event": continue`) or matched
+      (`match event.type: case "run_item_stream_event": ...`);
+    - a producer: a function or method of the declaring module whose return
+      annotation names the class or a union alias holding it, or one the
+      configuration names (`async for event in result.stream_events():`);
+    - a mapping pattern or `x["name"]` only where `x` is typed as the declaring
+      class (a TypedDict).
+
+    Anything else is unknown and gives no finding (`tool.name == "my_tool"`).
+    A key without a class (`"name" = ...`) checks that attribute on every
+    receiver, reporting only strings that resemble an allowed value.
 
     ## Why is this bad?
     A misspelt value in a comparison is never an error at run time: the branch
@@ -42,14 +66,16 @@ class UnknownLiteralRule(Rule):
 
     ## Example
     ```python
-    if event.name == "handoff_occurred":  # the SDK emits "handoff_occured"
-        notify()
+    async for event in result.stream_events():
+        if event.type == "run_item_stream_event" and event.name == "tool_call":
+            notify()
     ```
 
     ## Use instead
     ```python
-    if event.name == "handoff_occured":
-        notify()
+    async for event in result.stream_events():
+        if event.type == "run_item_stream_event" and event.name == "tool_called":
+            notify()
     ```
 
     ## Fix safety
@@ -62,13 +88,30 @@ class UnknownLiteralRule(Rule):
     `[tool.lint_rules.literals]`: a table of `"Class.attr" = "module:Alias"` or
     `"module:Class.attr"` (also `"attr" = ...`). The key is the field as it is
     written at use sites: its last part is the attribute or subscript name
-    checked, and `Class` (when given) is the constructor whose keyword arguments
-    are checked. Several keys with the same attribute allow the union of their
-    values. The value names a `Literal[...]` alias (plain, `TypeAlias`, PEP 695
-    `type`, unions and aliases of aliases) or an annotated class attribute
-    (dataclass, pydantic model, TypedDict) in a module found on the import path
-    (the working directory first). A missing module or name, a name that is not
-    a Literal of strings, or an unreadable source is a configuration error.
+    checked, and `Class` (when given) is the class whose instances have it and
+    whose keyword arguments are checked. Several keys with the same attribute
+    allow the union of their values. The value names a `Literal[...]` alias
+    (plain, `TypeAlias`, PEP 695 `type`, unions and aliases of aliases) or an
+    annotated class attribute (dataclass, pydantic model, TypedDict) in a module
+    found on the import path (the working directory first). The class's
+    discriminators, the union aliases holding it and its producers are read
+    from the module that declares the class (the value's module).
+
+    The value may also be an inline table, to name what that module does not
+    declare:
+
+    ```toml
+    "Event.name" = { values = "pkg.events:Event.name", producers = ["stream_events"] }
+    "Job.state" = { values = "pkg.jobs:State", discriminator = { kind = ["job", "cron"] } }
+    ```
+
+    `values` (required) is the string form's value; `producers` lists function
+    or method names whose result is (or iterates over) the class or a union
+    holding it; `discriminator` maps an attribute to the value(s) only the
+    class's instances have. Both need a `"Class.attr"` key. A missing module or
+    name, a name that is not a Literal of strings, an unreadable source, an
+    unknown key or a value of the wrong type is a configuration error naming
+    the key.
     """
 
     CODE = "LR002"
@@ -78,54 +121,92 @@ class UnknownLiteralRule(Rule):
     READS = ("renames",)
 
     VALID = (
-        Valid("if event.name == 'handoff_occured':\n    pass\n", options=_EVENTS),
-        Valid("if event.kind == 'handoff_occurred':\n    pass\n", options=_EVENTS),
-        Valid("if event.name == other.name:\n    pass\n", options=_EVENTS),
-        Valid("flagged = event.name in {'tool_called', 'tool_output'}\n", options=_EVENTS),
+        Valid(
+            "def on(event: RunItemStreamEvent) -> None:\n"
+            "    if event.name == 'handoff_occurred':\n        pass\n",
+            options=_EVENTS,
+        ),
+        Valid(
+            "def on(event: RunItemStreamEvent) -> None:\n"
+            "    if event.kind == 'tool_outputs':\n        pass\n",
+            options=_EVENTS,
+        ),
+        Valid("if tool.name == 'tool_call':\n    pass\n", options=_EVENTS),
+        Valid("found = data['input'][0]['name'] == 'tool_call'\n", options=_EVENTS),
+        Valid(
+            "def on(event: StreamEvent) -> None:\n"
+            "    flagged = event.name in {'tool_called', 'tool_output'}\n",
+            options=_EVENTS,
+        ),
         Valid("if event.name == 'anything':\n    pass\n"),
         Valid("import os\nif os.name == 'nt':\n    pass\n", options=_EVENTS),
     )
     INVALID = (
         Invalid(
-            "if event.name == 'handoff_occurred':\n    pass\n",
-            message=(
-                "'handoff_occurred' is not a value of `RunItemStreamEvent.name`; "
-                "did you mean 'handoff_occured'?"
-            ),
-            line=1, column=18, end_line=1, end_column=36,
-            replacement="if event.name == 'handoff_occured':\n    pass\n",
-            options=_EVENTS,
-        ),
-        Invalid(
-            "if event['name'] != \"tool_call\":\n    pass\n",
+            "def on(event: RunItemStreamEvent) -> None:\n"
+            "    if event.name == 'tool_call':\n        pass\n",
             message=(
                 "'tool_call' is not a value of `RunItemStreamEvent.name`; "
                 "did you mean 'tool_called'?"
             ),
-            line=1, column=21, end_line=1, end_column=32,
-            replacement="if event['name'] != \"tool_called\":\n    pass\n",
+            line=2, column=22, end_line=2, end_column=33,
+            replacement=(
+                "def on(event: RunItemStreamEvent) -> None:\n"
+                "    if event.name == 'tool_called':\n        pass\n"
+            ),
             options=_EVENTS,
         ),
         Invalid(
-            "wanted = event.name not in ('tool_called', 'tool_outputs')\n",
+            "async def show(result):\n"
+            "    async for event in result.stream_events():\n"
+            "        if event.type != 'run_item_stream_event':\n"
+            "            continue\n"
+            "        if event.name == 'tool_outputs':\n"
+            "            print(event.item)\n",
             message=(
                 "'tool_outputs' is not a value of `RunItemStreamEvent.name`; "
                 "did you mean 'tool_output'?"
             ),
-            line=1, column=44, end_line=1, end_column=58,
-            replacement="wanted = event.name not in ('tool_called', 'tool_output')\n",
+            line=5, column=26, end_line=5, end_column=40,
+            replacement=(
+                "async def show(result):\n"
+                "    async for event in result.stream_events():\n"
+                "        if event.type != 'run_item_stream_event':\n"
+                "            continue\n"
+                "        if event.name == 'tool_output':\n"
+                "            print(event.item)\n"
+            ),
             options=_EVENTS,
         ),
         Invalid(
-            "match event.name:\n    case 'tool_called' | 'message_created':\n        pass\n",
+            "wanted = isinstance(event, RunItemStreamEvent) and event.name not in (\n"
+            "    'tool_called', 'tool_outputs'\n)\n",
+            message=(
+                "'tool_outputs' is not a value of `RunItemStreamEvent.name`; "
+                "did you mean 'tool_output'?"
+            ),
+            line=2, column=20, end_line=2, end_column=34,
+            replacement=(
+                "wanted = isinstance(event, RunItemStreamEvent) and event.name not in (\n"
+                "    'tool_called', 'tool_output'\n)\n"
+            ),
+            options=_EVENTS,
+        ),
+        Invalid(
+            "def on(event: RunItemStreamEvent) -> None:\n"
+            "    match event.name:\n"
+            "        case 'tool_called' | 'message_created':\n"
+            "            pass\n",
             message=(
                 "'message_created' is not a value of `RunItemStreamEvent.name`; "
                 "did you mean 'message_output_created'?"
             ),
-            line=2, column=26, end_line=2, end_column=43,
+            line=3, column=30, end_line=3, end_column=47,
             replacement=(
-                "match event.name:\n    case 'tool_called' | 'message_output_created':\n"
-                "        pass\n"
+                "def on(event: RunItemStreamEvent) -> None:\n"
+                "    match event.name:\n"
+                "        case 'tool_called' | 'message_output_created':\n"
+                "            pass\n"
             ),
             options=_EVENTS,
         ),
@@ -133,10 +214,8 @@ class UnknownLiteralRule(Rule):
             "event = RunItemStreamEvent(name='finished', item=item)\n",
             message=(
                 "'finished' is not a value of `RunItemStreamEvent.name`; allowed: "
-                "'handoff_occured', 'handoff_requested', 'mcp_approval_requested', "
-                "'mcp_approval_response', 'mcp_list_tools', 'message_output_created', "
-                "'reasoning_item_created', 'tool_called', 'tool_output', "
-                "'tool_search_called', 'tool_search_output_created'"
+                "'handoff_occurred', 'handoff_requested', 'message_output_created', "
+                "'tool_called', 'tool_output'"
             ),
             line=1, column=33, end_line=1, end_column=43,
             replacement=None,
@@ -146,23 +225,11 @@ class UnknownLiteralRule(Rule):
             "match event:\n    case RunItemStreamEvent(name='done'):\n        pass\n",
             message=(
                 "'done' is not a value of `RunItemStreamEvent.name`; allowed: "
-                "'handoff_occured', 'handoff_requested', 'mcp_approval_requested', "
-                "'mcp_approval_response', 'mcp_list_tools', 'message_output_created', "
-                "'reasoning_item_created', 'tool_called', 'tool_output', "
-                "'tool_search_called', 'tool_search_output_created'"
+                "'handoff_occurred', 'handoff_requested', 'message_output_created', "
+                "'tool_called', 'tool_output'"
             ),
             line=2, column=34, end_line=2, end_column=40,
             replacement=None,
-            options=_EVENTS,
-        ),
-        Invalid(
-            "match payload:\n    case {'name': 'tool_outputs'}:\n        pass\n",
-            message=(
-                "'tool_outputs' is not a value of `RunItemStreamEvent.name`; "
-                "did you mean 'tool_output'?"
-            ),
-            line=2, column=19, end_line=2, end_column=33,
-            replacement="match payload:\n    case {'name': 'tool_output'}:\n        pass\n",
             options=_EVENTS,
         ),
     )  # fmt: skip
@@ -179,6 +246,9 @@ class UnknownLiteralRule(Rule):
             if field.owner is not None:
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.use_site = _use_site_pattern(self.by_attribute, self.by_class)
+        self.knowledge = _knowledge(self.fields)
+        self._candidates: list[_Candidate] = []
+        self._candidates_of: FileContext | None = None
 
     def prefilter(self, text: str) -> bool:
         return self.use_site is not None and self.use_site.search(text) is not None
@@ -190,21 +260,25 @@ class UnknownLiteralRule(Rule):
         left = node.left
         for operator, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(operator, (ast.Eq, ast.NotEq)):
-                self._check_pair(left, right)
-                self._check_pair(right, left)
-            elif isinstance(operator, (ast.In, ast.NotIn)):
-                fields = self._fields_of(left)
-                if fields and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                    for element in right.elts:
-                        self._check_value(element, fields, certain=False)
+                self._compared(left, [right])
+                self._compared(right, [left])
+            elif isinstance(operator, (ast.In, ast.NotIn)) and isinstance(
+                right, (ast.Tuple, ast.List, ast.Set)
+            ):
+                self._compared(left, right.elts)
             left = right
 
     def visit_Match(self, node: ast.Match) -> None:
-        fields = self._fields_of(node.subject)
-        if not fields:
-            return
+        use = _field_use(node.subject, self.by_attribute)
         for case in node.cases:
-            self._check_pattern(case.pattern, fields, certain=False)
+            if use is not None:
+                self._compared(node.subject, _matched_values(case.pattern))
+            for mapping in _mapping_patterns(case.pattern):
+                for key, pattern in zip(mapping.keys, mapping.patterns, strict=True):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        fields = self.by_attribute.get(key.value, [])
+                        if fields:
+                            self._candidate(node.subject, fields, _matched_values(pattern))
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         callee = node.cls
@@ -215,14 +289,8 @@ class UnknownLiteralRule(Rule):
         for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
             field = owned.get(attribute)
             if field is not None:
-                self._check_pattern(pattern, [field], certain=True)
-
-    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
-        for key, pattern in zip(node.keys, node.patterns, strict=True):
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                fields = self.by_attribute.get(key.value, [])
-                if fields:
-                    self._check_pattern(pattern, fields, certain=False)
+                for value in _matched_values(pattern):
+                    self._check_value(value, [field], certain=True)
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = node.func
@@ -235,31 +303,53 @@ class UnknownLiteralRule(Rule):
             if field is not None:
                 self._check_value(keyword.value, [field], certain=True)
 
-    def _check_pattern(self, pattern: ast.pattern, fields: Sequence[Field], certain: bool) -> None:
-        """Check the string values a pattern matches, through ``|`` and ``as``."""
-        pending = [pattern]
-        while pending:
-            current = pending.pop()
-            if isinstance(current, ast.MatchValue):
-                self._check_value(current.value, fields, certain)
-            elif isinstance(current, ast.MatchOr):
-                pending.extend(current.patterns)
-            elif isinstance(current, ast.MatchAs) and current.pattern is not None:
-                pending.append(current.pattern)
+    def check_file(self) -> None:
+        """Check the compared strings; the receivers are typed only when one is typed-only."""
+        candidates = self._candidates if self._candidates_of is self.file else []
+        self._candidates, self._candidates_of = [], None
+        if not candidates:
+            return
+        wanted = [c.receiver for c in candidates if any(f.owner for f in c.fields)]
+        known = receiver_types(self.file.ast_tree, self.knowledge, wanted) if wanted else {}
+        for candidate in candidates:
+            types = known.get(id(candidate.receiver), frozenset())
+            usable = [field for field in candidate.fields if field.owner is None]
+            certain = False
+            others: set[str] = set()
+            for field in candidate.fields:
+                if field.owner is None or not types & (field.classes | field.unions):
+                    continue
+                usable.append(field)
+                if types <= field.classes:
+                    certain = True  # nothing else it may be
+                else:  # a union: what its other classes are discriminated by is theirs
+                    others.update(v for (a, v), _ in field.siblings if a == field.attribute)
+            for value in candidate.values:
+                if usable and getattr(value, "value", None) not in others:
+                    self._check_value(value, usable, certain)
 
-    def _fields_of(self, node: ast.expr) -> list[Field]:
-        if isinstance(node, ast.Attribute):
-            return self.by_attribute.get(node.attr, [])
-        if isinstance(node, ast.Subscript):
-            index = node.slice
-            if isinstance(index, ast.Constant) and isinstance(index.value, str):
-                return self.by_attribute.get(index.value, [])
-        return []
+    def _compared(self, field_side: ast.expr, values: Sequence[ast.expr]) -> None:
+        use = _field_use(field_side, self.by_attribute)
+        if use is not None:
+            self._candidate(use[0], use[1], values)
 
-    def _check_pair(self, field_side: ast.expr, value_side: ast.expr) -> None:
-        fields = self._fields_of(field_side)
-        if fields:
-            self._check_value(value_side, fields, certain=False)
+    def _candidate(
+        self, receiver: ast.expr, fields: Sequence[Field], values: Sequence[ast.expr]
+    ) -> None:
+        """Remember strings compared with ``fields`` of ``receiver`` that some field does
+        not allow, for ``check_file``."""
+        suspects = [
+            value
+            for value in values
+            if isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+            and not all(value.value in field.values for field in fields)
+        ]
+        if not suspects:
+            return
+        if self._candidates_of is not self.file:
+            self._candidates, self._candidates_of = [], self.file
+        self._candidates.append(_Candidate(receiver, tuple(fields), tuple(suspects)))
 
     def _check_value(self, node: ast.expr, fields: Sequence[Field], certain: bool) -> None:
         """Report ``node`` if it is a string none of ``fields`` allows; unless ``certain``
@@ -289,6 +379,61 @@ class UnknownLiteralRule(Rule):
 
 
 @dataclass(frozen=True)
+class _Candidate:
+    """Strings compared with a field of ``receiver``, to check once receivers are typed."""
+
+    receiver: ast.expr
+    fields: tuple[Field, ...]
+    values: tuple[ast.expr, ...]
+
+
+def _field_use(
+    node: ast.expr, by_attribute: Mapping[str, list[Field]]
+) -> tuple[ast.expr, list[Field]] | None:
+    """The receiver and the fields of ``receiver.attr`` or ``receiver["attr"]``."""
+    if isinstance(node, ast.Attribute):
+        fields = by_attribute.get(node.attr)
+    elif isinstance(node, ast.Subscript):
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, str)):
+            return None
+        fields = by_attribute.get(index.value)
+    else:
+        return None
+    return (node.value, fields) if fields else None
+
+
+def _matched_values(pattern: ast.pattern) -> list[ast.expr]:
+    """The values a pattern compares with, through ``|`` and ``as``."""
+    values = []
+    pending = [pattern]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.MatchValue):
+            values.append(current.value)
+        elif isinstance(current, ast.MatchOr):
+            pending.extend(current.patterns)
+        elif isinstance(current, ast.MatchAs) and current.pattern is not None:
+            pending.append(current.pattern)
+    return values
+
+
+def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
+    """The mapping patterns that match the subject itself (through ``|`` and ``as``)."""
+    found = []
+    pending = [pattern]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.MatchMapping):
+            found.append(current)
+        elif isinstance(current, ast.MatchOr):
+            pending.extend(current.patterns)
+        elif isinstance(current, ast.MatchAs) and current.pattern is not None:
+            pending.append(current.pattern)
+    return found
+
+
+@dataclass(frozen=True)
 class Field:
     """A configured string field and the values its declaration allows."""
 
@@ -298,6 +443,17 @@ class Field:
     values: frozenset[str]
     sources: frozenset[Path]
     """The module sources the values were read from."""
+    classes: frozenset[str] = frozenset()
+    """Names of the class whose instances have the field (the key's class and the
+    declaring one): a receiver of one of them has exactly these values."""
+    unions: frozenset[str] = frozenset()
+    """Names of unions that hold the class, and what producers give."""
+    discriminators: tuple[tuple[str, str], ...] = ()
+    """``(attribute, value)`` pairs that only the class's instances have."""
+    siblings: tuple[tuple[tuple[str, str], str], ...] = ()
+    """``(attribute, value)`` pairs of the other classes of its unions, with the class."""
+    producers: tuple[tuple[str, Types], ...] = ()
+    """Functions and methods whose result is (or iterates over) the class or a union."""
 
 
 def _with_renamed_values(fields: list[Field], renames: object) -> list[Field]:
@@ -316,30 +472,152 @@ def _with_renamed_values(fields: list[Field], renames: object) -> list[Field]:
     ]
 
 
+def _knowledge(fields: Sequence[Field]) -> Knowledge:
+    discriminators: dict[tuple[str, str], Types] = {}
+    producers: dict[str, Types] = {}
+    for field in fields:
+        for pair, sibling in field.siblings:
+            discriminators[pair] = discriminators.get(pair, frozenset()) | {sibling}
+        for pair in field.discriminators:
+            discriminators[pair] = discriminators.get(pair, frozenset()) | field.classes
+        for name, types in field.producers:
+            producers[name] = producers.get(name, frozenset()) | types
+    classes = frozenset(name for field in fields for name in field.classes)
+    return Knowledge(classes, discriminators, producers)
+
+
+_ENTRY_KEYS = ("values", "discriminator", "producers")
+
+
 def parse_literals(table: object) -> list[Field]:
     """Validate ``[tool.lint_rules.literals]`` and read each declaration's values."""
     if not isinstance(table, dict):
         raise ConfigError('\'literals\' must be a table of "Class.attr" = "module:Name"')
     fields = []
-    for key, target in table.items():
+    for key, entry in table.items():
         parts = str(key).split(".")
         if len(parts) > 2 or not all(part.isidentifier() for part in parts):
             raise ConfigError(f'\'literals\' {key!r}: expected "attr" or "Class.attr"')
-        if not isinstance(target, str) or ":" not in target:
-            raise ConfigError(
-                f'\'literals\' {key!r}: expected "module:Name" or "module:Class.attr"'
-            )
+        owner = parts[0] if len(parts) == 2 else None
+        target, discriminator, producers = _entry(str(key), entry, owner)
         module, _, name = target.partition(":")
         if not module or not all(part.isidentifier() for part in name.split(".")):
             raise ConfigError(f"'literals' {key!r}: {target!r} is not \"module:Name\"")
         try:
             with recording() as sources:
                 values = literal_values(module, name)
+                facts = None
+                if owner is not None:
+                    declaring = name.split(".")[-2] if "." in name else owner
+                    facts = class_facts(module, declaring, parts[-1])
         except ConfigError as error:
             raise ConfigError(f"'literals' {key!r}: {error}") from error
-        owner = parts[0] if len(parts) == 2 else None
-        fields.append(Field(str(key), parts[-1], owner, frozenset(values), frozenset(sources)))
+        field = Field(str(key), parts[-1], owner, frozenset(values), frozenset(sources))
+        if owner is not None:
+            field = _with_facts(field, facts, discriminator, producers)
+        fields.append(field)
     return fields
+
+
+def _entry(
+    key: str, entry: object, owner: str | None
+) -> tuple[str, dict[str, list[str]], list[str]]:
+    """The target, discriminator and producers of one ``literals`` entry, validated."""
+    if isinstance(entry, str):
+        if ":" not in entry:
+            raise ConfigError(
+                f'\'literals\' {key!r}: expected "module:Name" or "module:Class.attr"'
+            )
+        return entry, {}, []
+    if not isinstance(entry, dict):
+        raise ConfigError(
+            f"'literals' {key!r}: expected \"module:Name\" or an inline table with 'values'"
+        )
+    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"'literals' {key!r}: unknown key {unknown[0]!r} "
+            "(expected 'values', 'discriminator', 'producers')"
+        )
+    target = entry.get("values")
+    if not isinstance(target, str) or ":" not in target:
+        raise ConfigError(
+            f"'literals' {key!r}: 'values' must be \"module:Name\" or \"module:Class.attr\""
+        )
+    discriminator = entry.get("discriminator", {})
+    if not isinstance(discriminator, dict):
+        raise ConfigError(
+            f"'literals' {key!r}: 'discriminator' must be a table of attribute = [\"value\", ...]"
+        )
+    selected: dict[str, list[str]] = {}
+    for attribute, allowed in discriminator.items():
+        listed = [allowed] if isinstance(allowed, str) else allowed
+        if (
+            not str(attribute).isidentifier()
+            or not isinstance(listed, list)
+            or not listed
+            or not all(isinstance(value, str) for value in listed)
+        ):
+            raise ConfigError(
+                f"'literals' {key!r}: 'discriminator' {attribute!r} must be an attribute "
+                "name = a string or a non-empty list of strings"
+            )
+        selected[str(attribute)] = listed
+    producers = entry.get("producers", [])
+    if not isinstance(producers, list) or not all(
+        isinstance(name, str) and name.isidentifier() for name in producers
+    ):
+        raise ConfigError(
+            f"'literals' {key!r}: 'producers' must be a list of function or method names"
+        )
+    if (selected or producers) and owner is None:
+        raise ConfigError(
+            f"'literals' {key!r}: 'discriminator' and 'producers' need a \"Class.attr\" key"
+        )
+    return target, selected, list(producers)
+
+
+def _with_facts(
+    field: Field,
+    facts: ClassFacts | None,
+    discriminator: Mapping[str, list[str]],
+    producers: Sequence[str],
+) -> Field:
+    """``field`` with what its declaring module and its configuration tell about the
+    class: its names, discriminators, the unions holding it and its producers."""
+    assert field.owner is not None
+    classes = {field.owner}
+    unions: set[str] = set()
+    pairs = {(attribute, value) for attribute, values in discriminator.items() for value in values}
+    produced: dict[str, Types] = {}
+    siblings: dict[tuple[str, str], str] = {}
+    if facts is not None:
+        siblings.update(facts.siblings)
+        classes.add(facts.name)
+        unions.update(facts.unions)
+        pairs.update(facts.discriminators.items())
+        for name, returns in facts.producers.items():
+            produced[name] = annotation_types(returns, {})
+    if producers:
+        # What a configured producer gives: the class or a union holding it, or an
+        # iterator of them.
+        given = sorted(unions) or [f"<{field.key}>"]
+        unions.update(given)
+        for name in producers:
+            produced[name] = produced.get(name, frozenset()) | {
+                *given,
+                *(ELEMENT + item for item in given),
+            }
+    return replace(
+        field,
+        classes=frozenset(classes),
+        unions=frozenset(unions),
+        discriminators=tuple(sorted(pairs)),
+        siblings=tuple(
+            sorted((pair, name) for pair, name in siblings.items() if pair not in pairs)
+        ),
+        producers=tuple(sorted(produced.items())),
+    )
 
 
 def _use_site_pattern(attributes: Iterable[str], classes: Iterable[str]) -> re.Pattern[str] | None:

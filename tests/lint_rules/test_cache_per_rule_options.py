@@ -9,6 +9,7 @@ own, so its test guards that fingerprint).
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -129,3 +130,53 @@ def test_lr004_typos_configuration_changes_the_findings_of_a_warm_run(
     assert cold == warm
     assert [line.split(" LR004")[0] for line in cold] == ["m.py:1:6:"]
     assert changed == []
+
+
+@pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+@pytest.mark.parametrize(
+    ("name", "accepting"),
+    [
+        ("typos.toml", '[default.extend-words]\n{word} = "{word}"\n'),
+        ("_typos.toml", '[default.extend-words]\n{word} = "{word}"\n'),
+        (".typos.toml", '[default.extend-words]\n{word} = "{word}"\n'),
+        ("pyproject.toml", '[tool.typos.default.extend-words]\n{word} = "{word}"\n'),
+    ],
+)
+def test_lr004_typos_configuration_nested_below_the_root_is_part_of_the_cache_key(
+    project: Path, lint: Lint, name: str, accepting: str
+) -> None:
+    misspelt = "recie" + "ve"  # built from parts: this repository's own typos run passes
+    (project / "top.py").write_text(f"# we {misspelt} it\n")
+    nested = project / "pkg" / "deep"
+    nested.mkdir(parents=True)
+    (nested / "m.py").write_text(f"# we {misspelt} it\n")
+    everywhere = ["pkg/deep/m.py:1:6:", "top.py:1:6:"]
+
+    def positions() -> list[str]:
+        return [line.split(" LR004")[0] for line in _findings(lint, "LR004")]
+
+    assert positions() == everywhere  # cold
+    assert positions() == everywhere  # warm
+    config = project / "pkg" / name
+    config.write_text(accepting.format(word=misspelt))  # created: pkg/ now has its own
+    assert positions() == ["top.py:1:6:"]
+    config.write_text(accepting.format(word="other"))  # edited
+    assert positions() == everywhere
+    config.write_text(accepting.format(word=misspelt))
+    assert positions() == ["top.py:1:6:"]
+    config.unlink()  # removed: the root's (none) governs again
+    assert positions() == everywhere
+
+
+def test_warm_run_does_not_rewrite_the_cache(project: Path, lint: Lint) -> None:
+    (project / "m.py").write_text("x = old_name\n")
+    lint("check")
+    (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
+    os.utime(cache_file, ns=(10**9, 10**9))  # a time no write would leave
+
+    assert lint("check").code == 1
+    assert cache_file.stat().st_mtime_ns == 10**9
+    (project / "m.py").write_text("x = new_name\n")
+    assert lint("check").code == 0
+    assert cache_file.stat().st_mtime_ns != 10**9
+    assert lint("check").code == 0

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from lint_rules.config import load_config
 from lint_rules.docs import rules_markdown
 from lint_rules.report import Located, render
@@ -39,7 +41,8 @@ def test_text_output_is_sorted_with_fix_markers_and_a_summary(project: Path, lin
         f"a.py:1:1: LR001 [*] {MESSAGE}\n"
         f"b.py:1:5: LR001 [*] {MESSAGE}\n"
         f"b.py:4:5: LR001 [*] {MESSAGE}\n"
-        "Found 3 errors (3 fixable with `lint-rules fix`).\n"
+        "Found 3 errors.\n"
+        "[*] 3 fixable with `lint-rules fix`.\n"
     )
 
 
@@ -126,6 +129,55 @@ def test_unknown_selector_on_the_command_line_exits_2(project: Path, lint: Lint)
 
     assert outcome.code == 2
     assert "--select: unknown rule code or prefix 'LR7'" in outcome.err
+
+
+SELECTORS_MATCHING_NO_RULE = [
+    ("LR9", "'LR9' selects no rule, only the engine's LR999"),
+    ("LR000", "'LR000' selects no rule, only the engine's LR000"),
+    ("LR999", "'LR999' selects no rule, only the engine's LR999"),
+    ("LR100", "unknown rule code or prefix 'LR100'"),  # the `protocols` command's code
+    ("LR005", "unknown rule code or prefix 'LR005'"),
+    ("LR0011", "unknown rule code or prefix 'LR0011'"),
+    ("X", "unknown rule code or prefix 'X'"),
+    ("lr9", "'lr9' selects no rule, only the engine's LR999"),
+    ("", "empty rule code or prefix"),
+    (",", "empty rule code or prefix"),
+    (" ", "empty rule code or prefix"),
+    ("LR001,", "empty rule code or prefix"),
+    ("LR001,,LR002", "empty rule code or prefix"),
+    ("LR001,LR9", "'LR9' selects no rule"),
+]
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore"])
+@pytest.mark.parametrize(("selector", "message"), SELECTORS_MATCHING_NO_RULE)
+def test_selector_matching_no_rule_exits_2_naming_it(
+    project: Path, lint: Lint, option: str, selector: str, message: str
+) -> None:
+    _two_files(project)
+
+    for command in ("check", "fix"):
+        outcome = lint(command, option, selector)
+
+        assert (outcome.code, outcome.out) == (2, "")
+        assert outcome.err.startswith(f"lint-rules: error: {option}: ")
+        assert message in outcome.err
+    assert (project / "a.py").read_text() == "old_name()\n"
+
+
+def test_selector_matching_no_rule_exits_2_in_a_real_process(project: Path) -> None:
+    result = _cli("check", "--select", "LR9", cwd=project)
+
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "--select: 'LR9' selects no rule" in result.stderr
+
+
+def test_selectors_are_case_insensitive_and_trimmed(project: Path, lint: Lint) -> None:
+    _two_files(project)
+
+    assert lint("check", "--select", " lr001").out == lint("check", "--select", "LR001").out
+    assert lint("check", "--select", "lr").code == 1
+    assert lint("check", "--ignore", "lr00").code == 0
 
 
 def test_missing_path_exits_2_naming_it(project: Path, lint: Lint) -> None:

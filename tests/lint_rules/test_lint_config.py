@@ -55,6 +55,47 @@ def test_unknown_code_in_select_exits_2_naming_it(project: Path, lint: Lint) -> 
     assert "'select': unknown rule code or prefix 'XY9'" in outcome.err
 
 
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("select = ['LR9']", "'select': 'LR9' selects no rule, only the engine's LR999"),
+        ("select = ['LR000']", "'select': 'LR000' selects no rule"),
+        ("select = ['']", "'select': empty rule code or prefix"),
+        ("select = ['LR100']", "'select': unknown rule code or prefix 'LR100'"),
+        ("ignore = ['LR999']", "'ignore': 'LR999' selects no rule"),
+        ("ignore = ['LR005']", "'ignore': unknown rule code or prefix 'LR005'"),
+        ("ignore = [' ']", "'ignore': empty rule code or prefix"),
+        (
+            "per-file-ignores = { 'tests/**' = ['LR9'] }",
+            "'per-file-ignores' 'tests/**': 'LR9' selects no rule",
+        ),
+        (
+            "per-file-ignores = { 'tests/**' = ['LR1'] }",
+            "'per-file-ignores' 'tests/**': unknown rule code or prefix 'LR1'",
+        ),
+        ("per-file-ignores = { 'a.py' = [''] }", "'per-file-ignores' 'a.py': empty rule code"),
+    ],
+)
+def test_selector_in_config_matching_no_rule_exits_2_naming_it(
+    project: Path, lint: Lint, table: str, message: str
+) -> None:
+    _configure(project, f"[tool.lint_rules]\n{table}\n")
+
+    outcome = lint("check")
+
+    assert (outcome.code, outcome.out) == (2, "")
+    assert message in outcome.err
+    assert "pyproject.toml [tool.lint_rules]" in outcome.err
+
+
+def test_selectors_in_config_are_case_insensitive(project: Path, lint: Lint) -> None:
+    renames = "[tool.lint_rules.renames]\nold_name = 'new_name'\n"
+    _configure(project, f"[tool.lint_rules]\nselect = ['lr001']\n{renames}")
+    assert lint("check", "--no-cache").code == 1
+    _configure(project, f"[tool.lint_rules]\nignore = ['lr0']\n{renames}")
+    assert lint("check", "--no-cache").code == 0
+
+
 def test_wrong_type_exits_2_naming_the_key(project: Path, lint: Lint) -> None:
     _configure(project, "[tool.lint_rules]\nexclude = 'docs'\n")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lint_rules.discovery import DiscoveryError, discover
+from lint_rules.discovery import DiscoveryError, Scope, discover
 
 
 def _names(paths: list[Path], root: Path) -> list[str]:
@@ -103,3 +103,44 @@ def test_file_named_twice_is_linted_once(tmp_path: Path) -> None:
     relative = Path(os.path.relpath(tmp_path / "a.py"))
 
     assert len(discover([tmp_path / "a.py", relative, tmp_path], tmp_path, [])) == 1
+
+
+def _scope_of(projects: dict[Path, list[str]]) -> Scope:
+    """The scope of nested projects: a directory's is its nearest project's."""
+
+    def scope(directory: Path) -> tuple[Path, list[str]]:
+        root = max((root for root in projects if directory.is_relative_to(root)), key=len_of)
+        return root, projects[root]
+
+    def len_of(path: Path) -> int:
+        return len(path.parts)
+
+    return scope
+
+
+def test_each_directory_uses_the_exclude_of_its_own_project(tmp_path: Path) -> None:
+    _touch(tmp_path, "gen/a.py", "inner/gen/b.py", "inner/keep/c.py", "inner/out/d.py", "e.py")
+    scope = _scope_of({tmp_path: ["gen/", "inner/out/"], tmp_path / "inner": ["keep/"]})
+
+    found = discover([tmp_path], Path("/unused"), ["*"], scope)
+
+    # Outer `gen/` is relative to the outer root, so `inner/gen/` is kept; what is inside
+    # `inner/` is governed by the inner project, so the outer's `inner/out/` does not
+    # reach it, but the inner's `keep/` does.
+    assert _names(found, tmp_path) == ["e.py", "inner/gen/b.py", "inner/out/d.py"]
+
+
+def test_outer_project_can_exclude_a_nested_project_whole(tmp_path: Path) -> None:
+    _touch(tmp_path, "inner/a.py", "b.py")
+    scope = _scope_of({tmp_path: ["inner/"], tmp_path / "inner": []})
+
+    assert _names(discover([tmp_path], tmp_path, [], scope), tmp_path) == ["b.py"]
+
+
+def test_explicit_file_uses_the_exclude_of_its_own_project(tmp_path: Path) -> None:
+    _touch(tmp_path, "inner/keep/c.py", "keep/c.py")
+    scope = _scope_of({tmp_path: [], tmp_path / "inner": ["keep/"]})
+
+    found = discover([tmp_path / "inner/keep/c.py", tmp_path / "keep/c.py"], tmp_path, [], scope)
+
+    assert _names(found, tmp_path) == ["keep/c.py"]

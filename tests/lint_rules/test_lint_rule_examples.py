@@ -88,3 +88,32 @@ def test_rules_page_is_current() -> None:
     assert page == rules_markdown(ALL_RULES), (
         "docs/rules.md is stale: run `python -m lint_rules rules --format markdown > docs/rules.md`"
     )
+
+
+def _declaring_modules(options: object) -> list[str]:
+    """The modules a rule's example options read declarations from (``module:Name`` in
+    ``literals`` and ``protocols``; LR001's qualified renames name code, they read none)."""
+    modules = []
+    tables = (
+        [options.get(key) for key in ("literals", "protocols")] if isinstance(options, dict) else []
+    )
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            for target in (key, value.get("values") if isinstance(value, dict) else value):
+                if isinstance(target, str) and ":" in target:
+                    modules.append(target.split(":", 1)[0])
+    return modules
+
+
+@pytest.mark.parametrize(("rule", "example"), [*_cases("VALID"), *_cases("INVALID")])
+def test_examples_read_declarations_this_repository_owns(
+    rule: type[Rule], example: Valid | Invalid
+) -> None:
+    # A new release of an installed package (the Agents SDK) must not break our examples.
+    for module in _declaring_modules(example.options):
+        top = module.split(".")[0]
+        assert (REPOSITORY / "src" / top).is_dir() or (REPOSITORY / top).is_dir(), (
+            f"{rule.CODE} example reads {module!r}, which this repository does not own"
+        )

@@ -402,3 +402,215 @@ def test_star_parameters_absorb_missing_ones() -> None:
     absorbing = (Parameter("args", "*args", None), Parameter("kwargs", "**kwargs", None))
 
     assert parameter_changes(expected, absorbing) == []
+
+
+# -- dunder members and nested classes ----------------------------------------------------------
+
+# A protocol of dunders, with what a Protocol body holds that no implementation is asked for.
+RESOURCE = """
+    from collections.abc import Iterator
+    from typing import Any, ClassVar, Protocol
+
+    class Resource(Protocol):
+        __slots__ = ()
+        __match_args__: tuple[str, ...]
+        __parameters__: tuple[Any, ...]
+        __protocol_attrs__: set[str]
+
+        def __init__(self, name: str) -> None: ...
+        def __init_subclass__(cls, **kwargs: Any) -> None: ...
+        def __class_getitem__(cls, item: Any) -> Any: ...
+        @classmethod
+        def __subclasshook__(cls, other: type) -> bool: ...
+
+        def __call__(self, event: str, *, retries: int = 3) -> None: ...
+        def __len__(self) -> int: ...
+        def __iter__(self) -> Iterator[str]: ...
+        async def __aenter__(self) -> "Resource": ...
+        async def __aexit__(self, *exc: object) -> None: ...
+        def __eq__(self, other: object) -> bool: ...
+"""
+GOOD_RESOURCE = """
+    from resource import Resource
+
+    class {name}(Resource):
+        def __init__(self, size: int, label: str) -> None: ...
+        def __init_subclass__(cls, *, strict: bool) -> None: ...
+        def __call__(self, event: str, *, retries: int = 3) -> None: ...
+        def __len__(self) -> int: ...
+        def __iter__(self): ...
+        async def __aenter__(self): ...
+        async def __aexit__(self, *exc: object) -> None: ...
+"""
+
+
+@pytest.fixture
+def resource_project(project: Path) -> Path:
+    _write(project / "resource.py", RESOURCE)
+    _configure(project, '"resource:Resource" = ["impl/"]')
+    return project
+
+
+def _problems(output: str) -> list[str]:
+    """``path:line:col: owner problem`` of each finding, without the protocol's part."""
+    return [
+        line.split(" LR003 ")[0] + " " + line.split(" LR003 ")[1].split(";")[0]
+        for line in _lines(output)
+    ]
+
+
+def test_conforming_dunders_pass_and_protocol_machinery_is_not_required(
+    resource_project: Path, lint: Lint
+) -> None:
+    # No __init__, __slots__, __match_args__, __class_getitem__, __init_subclass__,
+    # __subclasshook__, __parameters__, __protocol_attrs__; __eq__ comes from object.
+    # A protocol of dunders only is implemented by its subclasses: any class has a
+    # `__call__` or an `__iter__`, and `Handler` does not subclass `Resource`.
+    not_one = "\n    class Handler:\n        def __call__(self, request): ...\n"
+    _write(resource_project / "impl" / "good.py", GOOD_RESOURCE.format(name="Pool") + not_one)
+
+    assert lint("check", "--no-cache").out == "All checks passed!\n"
+
+
+def test_dunder_members_are_checked_like_any_other(resource_project: Path, lint: Lint) -> None:
+    _write(
+        resource_project / "impl" / "bad.py",
+        """
+        from resource import Resource
+
+        class Pool(Resource):
+            def __call__(self, name: str, *, retries: int = 3) -> None: ...
+            def __iter__(self): ...
+            def __aenter__(self): ...
+            async def __aexit__(self, *exc: object) -> None: ...
+            def __eq__(self, other, strict): ...
+        """,
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert _problems(outcome.out) == [
+        "impl/bad.py:4:1: `Pool` misses `__len__`",
+        "impl/bad.py:5:5: `Pool.__call__` renames parameter `event` to `name`",
+        "impl/bad.py:7:5: `Pool.__aenter__` is not async",
+        "impl/bad.py:9:5: `Pool.__eq__` adds required parameter `strict`",
+    ]
+    assert "declares `def __len__(self) -> int`" in outcome.out
+
+
+def test_async_iterator_protocol_asks_for_its_dunders(project: Path, lint: Lint) -> None:
+    _write(
+        project / "stream.py",
+        """
+        from typing import Protocol
+
+        class Stream(Protocol):
+            def __aiter__(self) -> "Stream": ...
+            async def __anext__(self) -> bytes: ...
+        """,
+    )
+    _configure(project, '"stream:Stream" = ["impl/"]')
+    _write(
+        project / "impl" / "chunks.py",
+        """
+        from stream import Stream
+
+        class Chunks(Stream):
+            def __anext__(self) -> bytes: ...
+        """,
+    )
+
+    assert _problems(lint("check", "--no-cache").out) == [
+        "impl/chunks.py:4:1: `Chunks` misses `__aiter__`",
+        "impl/chunks.py:5:5: `Chunks.__anext__` is not async",
+    ]
+
+
+def test_classes_nested_in_functions_and_classes_are_checked_by_qualified_name(
+    store_project: Path, lint: Lint
+) -> None:
+    def indented(source: str, depth: int) -> str:
+        return textwrap.indent(textwrap.dedent(source), " " * depth)
+
+    broken = GOOD_STORE.replace("async def delete", "def delete")
+    _write(
+        store_project / "impl" / "nested.py",
+        "def make_store():\n"
+        + indented(broken, 4)
+        + "    return MemoryStore\n\n\n"
+        + "class Outer:\n"
+        + indented(GOOD_STORE.replace("ttl: int = 60", "ttl: int = 5"), 4)
+        + "\n\nasync def deep():\n    class Wrapper:\n        def method(self):\n"
+        + indented(GOOD_STORE.replace("        async def close(self) -> None: ...\n", ""), 12),
+    )
+
+    outcome = lint("check", "--no-cache")
+
+    assert _problems(outcome.out) == [
+        "impl/nested.py:9:9: `make_store.<locals>.MemoryStore.delete` is not async",
+        "impl/nested.py:22:9: `Outer.MemoryStore.put` changes the default of parameter `ttl` "
+        "to `5`",
+        "impl/nested.py:32:13: `deep.<locals>.Wrapper.method.<locals>.MemoryStore` misses `close`",
+    ]
+
+
+def test_nested_class_sees_the_bases_of_its_enclosing_function(
+    store_project: Path, lint: Lint
+) -> None:
+    _write(
+        store_project / "impl" / "fake.py",
+        """
+        from store import Store
+
+        def test_store():
+            class Half:
+                name = "fake"
+                async def close(self) -> None: ...
+
+            class FakeStore(Half, Store):
+                async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ...
+                async def put(self, key: str, value: bytes, ttl: int = 60) -> None: ...
+
+            class Other:  # subclasses nothing, defines too little: not an implementation
+                async def put(self, key: str) -> None: ...
+        """,
+    )
+
+    assert _problems(lint("check", "--no-cache").out) == [
+        "impl/fake.py:9:5: `test_store.<locals>.FakeStore` misses `delete`"
+    ]
+
+
+def test_common_dunders_alone_do_not_make_a_class_an_implementation(
+    project: Path, lint: Lint
+) -> None:
+    _write(
+        project / "reader.py",
+        """
+        from collections.abc import Iterator
+        from typing import Protocol
+
+        class LineReader(Protocol):
+            def read_line(self) -> str: ...
+            def __iter__(self) -> Iterator[str]: ...
+            def __len__(self) -> int: ...
+        """,
+    )
+    _configure(project, '"reader:LineReader" = ["impl/"]')
+    _write(
+        project / "impl" / "readers.py",
+        """
+        class Bag:  # a container, not a reader: its dunders are not evidence
+            def __iter__(self, reverse): ...
+            def __len__(self) -> int: ...
+
+        class FileReader:
+            def read_line(self) -> str: ...
+            def __iter__(self, reverse): ...
+        """,
+    )
+
+    assert _problems(lint("check", "--no-cache").out) == [
+        "impl/readers.py:6:1: `FileReader` misses `__len__`",
+        "impl/readers.py:8:5: `FileReader.__iter__` adds required parameter `reverse`",
+    ]

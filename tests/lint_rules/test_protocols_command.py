@@ -193,8 +193,17 @@ def test_every_output_format_reports_lr100(broken_project: Path, output_format: 
         assert run.out.count("::error file=impls/") == 6
         assert run.out.count("title=LR100::") == 6
     else:
-        results = json.loads(run.out)["runs"][0]["results"]
+        sarif_run = json.loads(run.out)["runs"][0]
+        results = sarif_run["results"]
         assert sorted(result["ruleId"] for result in results) == ["LR100"] * 6
+        assert {result["level"] for result in results} == {"error"}
+        assert sarif_run["columnKind"] == "unicodeCodePoints"
+        assert sarif_run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == broken_project.as_uri() + "/"
+        locations = [result["locations"][0]["physicalLocation"] for result in results]
+        assert {location["artifactLocation"]["uriBaseId"] for location in locations} == {
+            "%SRCROOT%"
+        }
+        assert "impls/missing_pop.py" in {loc["artifactLocation"]["uri"] for loc in locations}
 
 
 def test_project_without_configured_protocols_passes(tmp_path: Path) -> None:
@@ -296,3 +305,80 @@ def test_cache_folder_is_ignored_by_git(tmp_path: Path) -> None:
     assert _run(root).code == 0
 
     assert (root / ".lint_rules_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_class_nested_in_a_class_is_probed_through_its_outer_class(tmp_path: Path) -> None:
+    nested = (
+        "class Outer:\n"
+        + textwrap.indent(textwrap.dedent(GOOD.format(name="Good")), "    ")
+        + textwrap.indent(
+            textwrap.dedent(GOOD.format(name="Bad").replace("list[str]:", "list[int]:")), "    "
+        )
+    )
+    root = _store_project(tmp_path, {"nested.py": nested})
+
+    run = _run(root)
+
+    assert run.code == 1, run.err
+    assert run.out.startswith(
+        "src/shop/impls/nested.py:18:5: LR100 `Outer.Bad` is not a `shop.contract.Store` for mypy"
+    )
+    assert "list[int]" in run.out
+    assert run.out.endswith("Found 1 error.\n")
+    (probe,) = (root / ".lint_rules_cache" / "protocols" / "probes").glob("*.py")
+    assert "x: _lint_rules_impl_1.Bad," in probe.read_text()
+
+
+def test_class_defined_in_a_function_is_named_in_a_note_not_skipped_silently(
+    tmp_path: Path,
+) -> None:
+    local = "def make() -> type:\n" + textwrap.indent(
+        textwrap.dedent(GOOD.format(name="Local").replace("list[str]:", "list[int]:")), "    "
+    )
+    local += "    return Local\n"
+    root = _store_project(tmp_path, {"local.py": local, "good.py": GOOD.format(name="Good")})
+
+    run = _run(root)
+
+    assert (run.code, run.out) == (0, "All checks passed!\n")
+    assert run.err == (
+        "lint-rules: note: src/shop/impls/local.py:3:5: `make.<locals>.Local` implements "
+        "`shop.contract.Store` but is defined in a function, where no probe module can import "
+        "it: mypy does not check it here (LR003 does)\n"
+    )
+
+
+def test_dunder_members_of_a_protocol_are_probed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.mypy]\nstrict = true\n\n"
+        '[tool.lint_rules.protocols]\n"handler:Handler" = ["impls/"]\n'
+    )
+    (tmp_path / "handler.py").write_text(
+        "from typing import Protocol\n\n\n"
+        "class Handler(Protocol):\n"
+        "    def handle(self, event: str) -> None: ...\n"
+        "    def __call__(self, event: str) -> None: ...\n"
+        "    def __len__(self) -> int: ...\n"
+    )
+    (tmp_path / "impls").mkdir()
+    handle = "    def handle(self, event: str) -> None: ...\n"
+    call = "    def __call__(self, event: str) -> None: ...\n"
+    length = "    def __len__(self) -> int:\n        return 0\n"
+    files = {
+        "good.py": "class Good:\n" + handle + call + length,
+        "wrong_call.py": "class WrongCall:\n" + handle + call.replace("str", "bytes") + length,
+        "no_len.py": "class NoLen:\n" + handle + call,
+    }
+    for name, source in files.items():
+        (tmp_path / "impls" / name).write_text(source)
+
+    run = _run(tmp_path, "--format", "json")
+
+    assert run.code == 1, run.err
+    messages = {Path(item["path"]).name: item["message"] for item in json.loads(run.out)}
+    assert sorted(messages) == ["no_len.py", "wrong_call.py"]
+    assert messages["no_len.py"].endswith(
+        '"NoLen" is missing following "Handler" protocol member: __len__'
+    )
+    assert "Expected: def __call__(self, event: str) -> None" in messages["wrong_call.py"]
+    assert "Got: def __call__(self, event: bytes) -> None" in messages["wrong_call.py"]
