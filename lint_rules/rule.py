@@ -325,6 +325,8 @@ class ProjectIndex:
     """Names of the functions and classes defined anywhere in the project."""
     packages: frozenset[str]
     """Top-level module and package names of the project's files."""
+    files: tuple[Path, ...] = ()
+    """The project's Python files (as ``discover`` finds them)."""
 
 
 _PROJECT_INDEXES: dict[Path, ProjectIndex] = {}
@@ -340,7 +342,8 @@ def project_index(root: Path | None) -> ProjectIndex:
 
         definitions: set[str] = set()
         packages: set[str] = set()
-        for path in discover([root], root, ()):
+        files = discover([root], root, ())
+        for path in files:
             directory, top = path.parent, path.stem
             while (directory / "__init__.py").is_file():
                 top, directory = directory.name, directory.parent
@@ -349,7 +352,9 @@ def project_index(root: Path | None) -> ProjectIndex:
                 definitions.update(_DEFINED.findall(path.read_text("utf-8", errors="replace")))
             except OSError:
                 continue
-        index = _PROJECT_INDEXES[root] = ProjectIndex(frozenset(definitions), frozenset(packages))
+        index = _PROJECT_INDEXES[root] = ProjectIndex(
+            frozenset(definitions), frozenset(packages), tuple(files)
+        )
     return index
 
 

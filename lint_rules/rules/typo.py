@@ -6,6 +6,7 @@ import ast
 import bisect
 import hashlib
 import io
+import os
 import re
 import sys
 import tokenize
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lint_rules import timing
+from lint_rules.collected import CollectedTest, collected_tests, is_test_file, rename_test
+from lint_rules.ownership import FileNames
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -33,6 +36,7 @@ from lint_rules.typos_runner import (
     find_typos,
     run_typos_on_text,
     start_typos_on_files,
+    typos_config,
     typos_root,
 )
 
@@ -57,13 +61,16 @@ class TypoRule(Rule):
     syntax tree: a comment, a docstring, a string constant, or an identifier.
     For an identifier it finds the binding: a local variable, a parameter, a
     module or class member, or a name from elsewhere (an import, an attribute,
-    a keyword argument), and whether it is private.
+    a keyword argument), whether it is private, and whose it is: this
+    project's, or another distribution's.
 
     ## Why is this bad?
     A misspelling makes code harder to search and read, and spreads as the name
     is copied. But `typos -w` fixes blindly: renaming a public function, a
     public parameter, or a string constant such as an event name breaks every
-    caller and every stored value that still uses the old spelling.
+    caller and every stored value that still uses the old spelling; renaming
+    another library's attribute breaks the call; correcting a test's
+    deliberately misspelt input breaks the test.
 
     ## Example
     ```python
@@ -96,45 +103,71 @@ class TypoRule(Rule):
     [tool.lint_rules.renames]
     handoff_occured = "handoff_occurred"
     ```
+    Once a name is in `[tool.lint_rules.renames]` it is LR001's: LR004 no
+    longer reports it, nor a string or a word that spells it.
 
     ## Fix safety
     Safe, and offered only where no caller can notice: a word in a comment or a
     docstring (not in a doctest example: its code and expected output are
-    code), and a private name renamed together with every reference in its
-    scope (a local variable; a parameter of a private or nested function, or a
+    code); a private name renamed together with every reference in its scope (a
+    local variable; a parameter of a private or nested function, or a
     positional-only one; a module member or class member whose name starts with
-    an underscore, with its `self.`/`cls.` uses in that class). No fix is
-    offered when typos suggests more than one correction, when the corrected
-    name already exists in the file, or when the name also appears inside a
-    string (for example a string annotation). A word in prose that names code
-    stays: one in inline code (` ``emit()`` `, `` `emit` ``, a role such as
-    `` :func:`emit` ``) or one that is a name defined in the file or a function
-    or class defined in the project. A private module member that another
-    module of the project imports is renamed only if that module is renamed in
-    the same run (never, today: the fix is withheld with the reason). Public
-    names, names from other modules and string constants are reported, never
-    changed: the message gives the `[tool.lint_rules.renames]` line that
-    migrates them through LR001. File names are typos' own business (run
-    `typos` itself for them).
+    an underscore, with its `self.`/`cls.` uses in that class); and a test
+    function pytest collects (`test*` functions and `Test*` classes' `test*`
+    methods in `test_*.py`/`*_test.py`), which no caller names, with every
+    reference in its file. No fix is offered when typos suggests more than one
+    correction, when the corrected name already exists in the file, or when the
+    name also appears inside a string (for example a string annotation). A word
+    in prose that names code stays: one in inline code (` ``emit()`` `,
+    `` `emit` ``, a role such as `` :func:`emit` ``) or one that is a name
+    defined in the file or a function or class defined in the project. A
+    private module member that another module of the project imports is renamed
+    only if that module is renamed in the same run (never, today: the fix is
+    withheld with the reason). File names are typos' own business (run `typos`
+    itself for them).
+
+    What is reported without a fix says why, after `; `, with one of these:
+
+    - `not ours to rename:` a name this project does not define: an attribute
+      or keyword whose receiver is imported from a module outside the project,
+      a name or module imported from outside it (`import *` included), or an
+      attribute or keyword that nothing in the project binds (no `def`,
+      `class`, assignment, parameter or `self.name =`). The message gives the exact line that
+      accepts it, for the `[default.extend-identifiers]` table of the typos
+      configuration.
+    - `test data:` a string constant in a test file (`test_*.py`,
+      `*_test.py`, `conftest.py`, or under a `tests/` directory): tests
+      misspell inputs on purpose. The message gives the typos configuration
+      line that accepts it (`[default.extend-words]` for a word,
+      `[default.extend-identifiers]` for a longer identifier).
+    - `not fixed:` anything else: a public name or a string constant of this
+      project (with the `[tool.lint_rules.renames]` line that migrates it
+      through LR001), several corrections (with the line that accepts the
+      word), a doctest, a rename that would clash.
 
     ## Options
-    None in `[tool.lint_rules]`: the words come from typos and its
-    configuration (`typos.toml`, `_typos.toml`, `.typos.toml` or
-    `[tool.typos]` in pyproject.toml), found from each file's directory upward.
-    The `typos` executable (PyPI package `typos`) is looked for beside the
-    running Python, then on `PATH`; if it is missing or fails, the run stops
-    with exit code 2.
+    None of its own in `[tool.lint_rules]`; it reads `renames` (LR001's). The
+    words come from typos and its configuration (`typos.toml`, `_typos.toml`,
+    `.typos.toml` or `[tool.typos]` in pyproject.toml), found from each file's
+    directory upward. The `typos` executable (PyPI package `typos`) is looked
+    for beside the running Python, then on `PATH`; if it is missing or fails,
+    the run stops with exit code 2.
     """
 
     CODE = "LR004"
     NAME = "typo"
     SEVERITY = "warning"
     MESSAGE = "`{typo}` should be {correction} in {place}{note}"
+    READS = ("renames",)
 
     VALID = (
         Valid("# Suppresses warnings about missing annotations\n"),
         Valid("def send(destination):\n    return destination\n"),
         Valid("EVENT = 'handoff_occurred'\n"),
+        Valid(
+            f"EVENT = 'error_{_OCCURRED}'\n",
+            options={"renames": {f"error_{_OCCURRED}": "error_occurred"}},
+        ),
     )
     INVALID = (
         Invalid(
@@ -166,12 +199,22 @@ class TypoRule(Rule):
             replacement=None,
         ),
         Invalid(
-            f"async def test_{_STRUCTURED}_output(agent):\n    pass\n",
+            f"async def run_{_STRUCTURED}_output(agent):\n    pass\n",
             message=f"`{_STRUCTURED}` should be `structured` in public function"
-            f" `test_{_STRUCTURED}_output`; not fixed: renaming it breaks its users; to migrate"
-            f' it, add `test_{_STRUCTURED}_output = "test_structured_output"` to'
+            f" `run_{_STRUCTURED}_output`; not fixed: renaming it breaks its users; to migrate"
+            f' it, add `run_{_STRUCTURED}_output = "run_structured_output"` to'
             " [tool.lint_rules.renames]",
-            line=1, column=16, end_line=1, end_column=24,
+            line=1, column=15, end_line=1, end_column=23,
+            replacement=None,
+        ),
+        Invalid(
+            f"import httpx\n\nhttpx.{_DESTINATION}_url\n",
+            message=f"`{_DESTINATION}` should be `destination` in attribute"
+            f" `{_DESTINATION}_url`; not ours to rename: an attribute of `httpx`, imported from"
+            f" `httpx`, outside this project; to accept it, add"
+            f' `{_DESTINATION}_url = "{_DESTINATION}_url"` to typos.toml'
+            " [default.extend-identifiers]",
+            line=3, column=7, end_line=3, end_column=18,
             replacement=None,
         ),
         Invalid(
@@ -188,6 +231,8 @@ class TypoRule(Rule):
         self._clean_digests: set[str] = set()
         self._pending: tuple[list[Path], PendingTypos] | None = None
         self._batch_error: ConfigError | None = None
+        self.renamed = _renamed_names(options.get("renames"))
+        """The old names of ``[tool.lint_rules.renames]``: LR001's to report, not ours."""
 
     @classmethod
     def cache_fingerprint(cls, directory: Path) -> str:
@@ -265,9 +310,11 @@ class TypoRule(Rule):
         else:  # stdin, a file changed by a fix pass, or not plain UTF-8 on disk
             misspellings = run_typos_on_text(self.file.path, text)
         if misspellings:
-            placer = _Placer(self.file)
+            placer = _Placer(self.file, self.renamed)
             for misspelling in misspellings:
-                self._report(placer.place(misspelling))
+                placed = placer.place(misspelling)
+                if placed is not None:
+                    self._report(placed)
 
     def _report(self, placed: Placed) -> None:
         correction = " or ".join(f"`{word}`" for word in placed.corrections) or "spelt otherwise"
@@ -326,11 +373,15 @@ _PLACED_TOKENS = (tokenize.COMMENT, tokenize.NAME, *_STRING_TOKENS)
 class _Placer:
     """Locates misspellings in one file; the concrete syntax tree is built on demand."""
 
-    def __init__(self, file: FileContext) -> None:
+    def __init__(self, file: FileContext, renamed: frozenset[str] = frozenset()) -> None:
         self.file = file
         self.text = text = file.text
+        self.renamed = renamed
+        self.in_tests = is_test_file(file.path, file.root)
         self._range = file.node_range
         self._names: ScopeRenamer | None = None
+        self._owners: FileNames | None = None
+        self._tests: dict[int, CollectedTest] | None = None
         self._definitions: dict[int, str] | None = None
         self._imports: list[tuple[int, int]] = []
         self.typos_line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
@@ -350,13 +401,16 @@ class _Placer:
                 )
         self.strings.sort()
 
-    def place(self, misspelling: Misspelling) -> Placed:
+    def place(self, misspelling: Misspelling) -> Placed | None:
+        """Where the misspelling is and what to do about it; ``None``: not LR004's to report."""
         start = self._offset(misspelling)
         end = start + len(misspelling.typo)
         corrections = misspelling.corrections
         if self.text[start:end] != misspelling.typo:  # typos' lines differ (e.g. lone \r)
             note = "; not fixed: it could not be located exactly"
             return Placed(start, start, misspelling.typo, corrections, "this file", note)
+        if self.renamed and self._word_at(start, end) in self.renamed:
+            return None  # an old name of [tool.lint_rules.renames]: LR001 reports its uses
         token = self._token_at(start, end)
         kind = token[2] if token is not None else None
         if kind == tokenize.COMMENT:
@@ -382,10 +436,18 @@ class _Placer:
     ) -> Placed:
         # Scope analysis (libcst) is slow; skip it when its answer cannot change the outcome.
         old, typo, corrections = self.text[first:last], misspelling.typo, misspelling.corrections
+        test = self._test_names().get(first)
+        if test is None and self._public_definition(first) is None:  # else: defined here
+            foreign = self._owners_of().foreign(first, old)
+            if foreign is not None:
+                site, why = foreign
+                note = f"; {NOT_OURS}: {why}; to accept it, {self._allow(old, identifier=True)}"
+                return Placed(start, end, typo, corrections, f"{site} `{old}`", note)
         if _ambiguous(misspelling):
-            return Placed(
-                start, end, typo, corrections, f"identifier `{old}`", _ambiguous(misspelling)
-            )
+            note = f"{_ambiguous(misspelling)}; if it is spelt as intended, {self._allow(typo)}"
+            return Placed(start, end, typo, corrections, f"identifier `{old}`", note)
+        if test is not None:
+            return self._test_function(first, start, end, misspelling, test)
         kind = None if is_private(old) else self._public_site(first)
         if kind is None:
             return self._scoped_identifier(first, last, start, end, misspelling)
@@ -413,13 +475,17 @@ class _Placer:
             return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
         return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
 
-    def _public_site(self, offset: int) -> str | None:
-        """The kind of a public definition or attribute at ``offset``, if it is one."""
+    def _public_definition(self, offset: int) -> str | None:
+        """The kind of the public definition whose name starts at ``offset``, if any."""
         if self._definitions is None:
             self._definitions, self._imports = _public_definitions(
                 self.text, self.file.ast_tree, self._range
             )
-        kind = self._definitions.get(offset)
+        return self._definitions.get(offset)
+
+    def _public_site(self, offset: int) -> str | None:
+        """The kind of a public definition or attribute at ``offset``, if it is one."""
+        kind = self._public_definition(offset)
         if kind is not None:
             return kind
         if any(first <= offset < last for first, last in self._imports):
@@ -444,17 +510,18 @@ class _Placer:
         for span in _INLINE_CODE.finditer(line):
             if span.start() <= start - line_start and end - line_start <= span.end():
                 return "; not fixed: it is inline code"
-        first, last = start, end
-        while first > 0 and (self.text[first - 1].isalnum() or self.text[first - 1] == "_"):
-            first -= 1
-        while last < len(self.text) and (self.text[last].isalnum() or self.text[last] == "_"):
-            last += 1
-        word = self.text[first:last]
+        word = self._word_at(start, end)
         if word in _file_names(self.file.ast_tree) or word in self.file.project.definitions:
             return f"; not fixed: `{word}` names code in this project"
         return ""
 
     def _string_constant(self, start: int, end: int, misspelling: Misspelling) -> Placed:
+        place = "a string constant"
+        if self.in_tests:
+            word = self._word_at(start, end)
+            advice = self._allow(word, identifier=word.lower() != misspelling.typo.lower())
+            note = f"; {TEST_DATA}: not fixed, a test may misspell it on purpose; if so, {advice}"
+            return Placed(start, end, misspelling.typo, misspelling.corrections, place, note)
         note = "; not fixed: its value may be relied on"
         constant = self._constant_at(start, end)
         if constant is not None and not _ambiguous(misspelling):
@@ -464,7 +531,6 @@ class _Placer:
                 inner = start - body.start(2)
                 new = value[:inner] + misspelling.corrections[0] + value[inner + (end - start) :]
                 note += f"; to migrate it, {_renames_line(value, new)}"
-        place = "a string constant"
         return Placed(start, end, misspelling.typo, misspelling.corrections, place, note)
 
     def _constant_at(self, start: int, end: int) -> tuple[int, int, str] | None:
@@ -475,6 +541,60 @@ class _Placer:
                 return first, last, value
             index -= 1
         return None
+
+    def _word_at(self, start: int, end: int) -> str:
+        """The whole word (letters, digits, ``_``) around ``start:end``."""
+        first, last = start, end
+        while first > 0 and (self.text[first - 1].isalnum() or self.text[first - 1] == "_"):
+            first -= 1
+        while last < len(self.text) and (self.text[last].isalnum() or self.text[last] == "_"):
+            last += 1
+        return self.text[first:last]
+
+    def _owners_of(self) -> FileNames:
+        if self._owners is None:
+            self._owners = FileNames(self.file)
+        return self._owners
+
+    def _test_names(self) -> dict[int, CollectedTest]:
+        """The test functions pytest collects from this file (and their classes), by the
+        offset of their name."""
+        if self._tests is None:
+            self._tests = {}
+            tests = collected_tests(self.file.path, self.file.ast_tree)
+            for node in self.file.ast_tree.body:
+                functions = node.body if isinstance(node, ast.ClassDef) else [node]
+                for function in functions:
+                    if id(function) in tests:
+                        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        name = self.file.definition_name(function)
+                        if name is not None:
+                            owner = node if isinstance(node, ast.ClassDef) else None
+                            self._tests[name[0]] = (function, owner)
+        return self._tests
+
+    def _test_function(
+        self, first: int, start: int, end: int, misspelling: Misspelling, test: CollectedTest
+    ) -> Placed:
+        """A test function pytest collects: no caller names it, so it is renamed with
+        every reference in the file, as a private name is."""
+        function, owner = test
+        old, typo, corrections = function.name, misspelling.typo, misspelling.corrections
+        new = old[: start - first] + corrections[0] + old[end - first :]
+        place = f"test {'method' if owner is not None else 'function'} `{old}`"
+        names = {self.text[s:e] for s, e, kind in self.tokens if kind == tokenize.NAME}
+        strings = [value for _, _, value in self.strings]
+        edits, refusal = rename_test(self.file, names, strings, test, first, new)
+        if refusal:
+            return Placed(start, end, typo, corrections, place, f"; not fixed: {refusal}")
+        return Placed(start, end, typo, corrections, place, "", Fix(tuple(edits)))
+
+    def _allow(self, word: str, identifier: bool = False) -> str:
+        """The typos configuration line that accepts ``word`` (an identifier: exactly)."""
+        table = "extend-identifiers" if identifier else "extend-words"
+        key = word if identifier else word.lower()
+        where = _typos_table(os.path.abspath(self.file.path.parent), table)
+        return f"add `{_toml_key(key)} = {_toml_string(key)}` to {where}"
 
     def _renamer(self) -> ScopeRenamer:
         if self._names is None:
@@ -611,3 +731,47 @@ def _public_note(old: str, new: str) -> str:
 
 def _renames_line(old: str, new: str) -> str:
     return f'add `{old} = "{new}"` to [tool.lint_rules.renames]'
+
+
+NOT_OURS = "not ours to rename"
+"""Advice on a name another distribution defines: accept it in the typos configuration."""
+TEST_DATA = "test data"
+"""Advice on a string constant of a test file: accept it in the typos configuration."""
+
+
+def _typos_table(directory: str, table: str) -> str:
+    """Where to add a line to ``[default.<table>]`` for files of ``directory``."""
+    root = typos_root(Path(directory))
+    config = typos_config(root) if root is not None else None
+    if config is not None and config.name == "pyproject.toml":
+        return f"pyproject.toml [tool.typos.default.{table}]"
+    return f"{config.name if config is not None else 'typos.toml'} [default.{table}]"
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(value: str) -> str:
+    import json  # a JSON string of printable text is a TOML basic string
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+_RENAME_KEY_PARTS = re.compile(r"[:.()]")
+
+
+def _renamed_names(renames: object) -> frozenset[str]:
+    """The names ``renames`` renames (``old``, ``module:old``, ``module:Class.old``,
+    ``module:function(old)``); LR001 validates the table, so anything else is skipped."""
+    if not isinstance(renames, dict):
+        return frozenset()
+    names = set()
+    for key in renames:
+        parts = [part for part in _RENAME_KEY_PARTS.split(str(key)) if part]
+        if parts:
+            names.add(parts[-1])
+    return frozenset(names)

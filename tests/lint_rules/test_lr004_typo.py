@@ -105,11 +105,23 @@ def test_string_constant_in_a_list_is_reported_not_fixed(project: Path, lint: Li
     assert path.read_text() == _spelled(source)
 
 
-def test_public_test_function_name_is_reported_with_its_renames_line(
+def test_collected_test_function_name_is_renamed(project: Path, lint: Lint) -> None:
+    source = "async def test_{structured}_output_non_streamed_agent_hooks():\n    pass\n"
+    path = _write(project, "test_agent_hooks.py", source)
+
+    outcome = lint("fix")
+
+    assert outcome.code == 0, outcome.out
+    assert path.read_text() == (
+        "async def test_structured_output_non_streamed_agent_hooks():\n    pass\n"
+    )
+
+
+def test_public_function_named_test_outside_a_test_file_is_reported_with_its_renames_line(
     project: Path, lint: Lint
 ) -> None:
     source = "async def test_{structured}_output_non_streamed_agent_hooks():\n    pass\n"
-    path = _write(project, "test_agent_hooks.py", source)
+    path = _write(project, "agent_hooks.py", source)
 
     outcome = lint("fix")
 
@@ -179,7 +191,14 @@ def test_local_after_a_line_ending_with_a_period_is_a_local_not_an_attribute(
     )
 
 
-def test_public_attribute_is_reported_with_its_renames_line(project: Path, lint: Lint) -> None:
+def test_public_attribute_the_project_defines_is_reported_with_its_renames_line(
+    project: Path, lint: Lint
+) -> None:
+    _write(
+        project,
+        "agent.py",
+        "class Agent:\n    def __init__(self):\n        self.{destination} = None\n",
+    )
     source = "def run(agent):\n    return agent.{destination}\n"
     path = _write(project, "hooks.py", source)
 
@@ -187,7 +206,8 @@ def test_public_attribute_is_reported_with_its_renames_line(project: Path, lint:
 
     assert (
         _spelled(
-            "in attribute `{destination}`; not fixed: renaming it breaks its users;"
+            "hooks.py:2:18: LR004 `{destination}` should be `destination` in attribute"
+            " `{destination}`; not fixed: renaming it breaks its users;"
             " to migrate it, add"
             ' `{destination} = "destination"`'
         )
@@ -408,7 +428,7 @@ def test_word_the_typos_config_forbids_without_correction_is_not_fixed(
     assert path.read_text() == "# frobnicate the input\n"
 
 
-def test_name_imported_from_another_module_is_reported_not_renamed(
+def test_name_imported_from_another_distribution_is_not_ours_to_rename(
     project: Path, lint: Lint
 ) -> None:
     source = "from agents import _{structured}\n\n_{structured}()\n"
@@ -416,7 +436,14 @@ def test_name_imported_from_another_module_is_reported_not_renamed(
 
     outcome = lint("fix")
 
-    assert _spelled("in imported name `_{structured}`; not fixed") in outcome.out
+    assert (
+        _spelled(
+            "in imported name `_{structured}`; not ours to rename: imported from"
+            " `agents`, outside this project; to accept it, add"
+            ' `_{structured} = "_{structured}"` to typos.toml [default.extend-identifiers]'
+        )
+        in outcome.out
+    )
     assert path.read_text() == _spelled(source)
 
 
