@@ -87,7 +87,9 @@ class ResultCache:
         written when every result came from the cache (a warm run)."""
         changed = False
         for result in results:
-            if result.digest and not result.cached:
+            if not result.cacheable:  # checked again on every run; drop an older entry
+                changed = self.entries.pop(str(result.path), None) is not None or changed
+            elif result.digest and not result.cached:
                 rows = [_row(finding) for finding in result.findings]
                 fingerprint = self.fingerprint(result.path.parent)
                 entry = [result.digest, rows, fingerprint]

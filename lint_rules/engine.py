@@ -26,7 +26,7 @@ from lint_rules.consistency import settle
 from lint_rules.discovery import discover
 from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
 from lint_rules.results import Change, FileResult, RunOptions, RunResult
-from lint_rules.rule import Finding, Rule
+from lint_rules.rule import Finding, Rule, forget_projects, project_reads
 from lint_rules.static import project_root
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ def run(
     group runs the rules its ``select`` and ``ignore`` turn on, built once, with its
     own cache; a single ``Config`` governs every file. The results are sorted by path.
     """
+    forget_projects()
     governing = configs.for_directory if isinstance(configs, Configurations) else None
 
     def config_of(directory: Path) -> Config:
@@ -125,6 +126,7 @@ def run_stdin(
     data: bytes, filename: Path, config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> FileResult:
     """Check (or fix, returning ``fixed_source``) source read from standard input."""
+    forget_projects()
     return Worker(rules, config, options).run_bytes(filename, data, write=False)
 
 
@@ -273,9 +275,11 @@ class Worker:
             self._fix(result, text, encoding, write, self._ignored_codes(path))
             return result
         # per-file-ignores only filter findings: a clean file need not match its patterns.
+        reads = project_reads()
         result.findings, result.parsed = self.checker.check(
             path, text, lambda: self._ignored_codes(path)
         )
+        result.cacheable = project_reads() == reads
         return result
 
     def _fix(

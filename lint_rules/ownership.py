@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from lint_rules.rule import FileContext, project_index
+from lint_rules.rule import FileContext, note_project_read, project_index
 
 
 def bound_names(tree: ast.AST) -> set[str]:
@@ -62,20 +62,24 @@ class ProjectNames:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        self.index = project_index(root)
+        """The index this was built from: a new one (a new run) means new names."""
         self._data: list[bytes] | None = None
         self._binds: dict[str, bool] = {}
 
     @property
     def packages(self) -> frozenset[str]:
         """Top-level module and package names of the project's files."""
-        return project_index(self.root).packages
+        return self.index.packages
 
     def owns_module(self, module: str, level: int = 0) -> bool:
         """Whether ``from {'.' * level}{module} import ...`` imports from this project."""
+        note_project_read()
         return level > 0 or module.split(".")[0] in self.packages
 
     def binds(self, name: str) -> bool:
         """Whether any file of the project binds ``name`` (see ``bound_names``)."""
+        note_project_read()
         found = self._binds.get(name)
         if found is None:
             found = self._binds[name] = any(
@@ -88,7 +92,7 @@ class ProjectNames:
         than only as a method call (``.name(``, which binds nothing)."""
         if self._data is None:
             data = []
-            for path in project_index(self.root).files:
+            for path in self.index.files:
                 try:
                     data.append(path.read_bytes())
                 except OSError:
@@ -111,7 +115,7 @@ _PROJECTS: dict[Path | None, ProjectNames] = {}
 def project_names(root: Path | None) -> ProjectNames:
     """The project's ``ProjectNames``, one per process and root."""
     project = _PROJECTS.get(root)
-    if project is None:
+    if project is None or project.index is not project_index(root):
         project = _PROJECTS[root] = ProjectNames(root)
     return project
 

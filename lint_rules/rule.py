@@ -330,12 +330,32 @@ class ProjectIndex:
 
 
 _PROJECT_INDEXES: dict[Path, ProjectIndex] = {}
+_project_reads = 0
+
+
+def note_project_read() -> None:
+    """Record that the file being checked had its findings decided by other files of
+    the project too: such a result is not cached (the cache keys a file by its content)."""
+    global _project_reads
+    _project_reads += 1
+
+
+def project_reads() -> int:
+    """How many times this process consulted the project (``note_project_read``)."""
+    return _project_reads
+
+
+def forget_projects() -> None:
+    """Drop the project indexes this process built: a run starts from the files as they
+    are now (a long-lived process, or the tests, may run several times)."""
+    _PROJECT_INDEXES.clear()
 
 
 def project_index(root: Path | None) -> ProjectIndex:
     """The project's index, built once per process and root (empty without a root)."""
     if root is None:
         return ProjectIndex(frozenset(), frozenset())
+    note_project_read()
     index = _PROJECT_INDEXES.get(root)
     if index is None:
         from lint_rules.discovery import discover

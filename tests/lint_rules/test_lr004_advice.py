@@ -591,3 +591,36 @@ def test_collected_tests_follow_pytest_defaults() -> None:
 
     assert names == {"test_a", "test_b", "test_d"}
     assert collected_tests(Path("conftest.py"), tree) == set()
+
+
+# --- The cache keys a file by its content: advice read from other files is not cached ---
+
+
+def test_warm_run_sees_a_definition_added_in_another_file(project: Path, lint: Lint) -> None:
+    _write(project, "client.py", "def shuffle(statement):\n    return statement.{final_from}()\n")
+    _write(project, "other.py", "VALUE = 1\n")
+
+    cold = lint("check", "--select", "LR004")
+    (before,) = _lr004(cold.out)
+    assert "not ours to rename: nothing in this project defines it" in before
+    # Now the project defines the method: the same, unchanged client.py is ours to rename.
+    _write(project, "other.py", "class Statement:\n    def {final_from}(self):\n        ...\n")
+
+    warm = lint("check", "--select", "LR004")
+
+    client = [line for line in _lr004(warm.out) if line.startswith("client.py")]
+    assert len(client) == 1, warm.out
+    assert "not ours to rename" not in client[0]
+    assert "[tool.lint_rules.renames]" in client[0]
+    assert warm.out == lint("check", "--no-cache", "--select", "LR004").out
+
+
+def test_a_result_that_read_no_other_file_is_still_cached(project: Path, lint: Lint) -> None:
+    _write(project, "notes.py", "# The destination of the message\n")
+    _write(project, "client.py", "def shuffle(statement):\n    return statement.{final_from}()\n")
+
+    lint("check", "--select", "LR004")
+    cache = next((project / ".lint_rules_cache").glob("*.json")).read_text()
+
+    assert "notes.py" in cache
+    assert "client.py" not in cache  # its advice depends on what other files define
