@@ -4,8 +4,9 @@ One file per *run key* (tool version and source, selected rules, configuration,
 run options that change results) under the root of the configuration that governs
 the files; inside it, per path, the content digest, the findings and the fingerprint
 of the file's directory (what the rules' ``cache_fingerprint`` say about it, e.g. the
-typos configuration that governs it). A file whose digest and directory fingerprint
-match is not read by a rule, let alone parsed.
+typos configuration that governs it), and, for a result other files of the project
+decided (``rule.note_project_read``), the ``project_stamp`` it holds for. A file whose
+digest and fingerprints match is not read by a rule, let alone parsed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lint_rules.fixes import write_atomic
 from lint_rules.results import FileResult, RunOptions
-from lint_rules.rule import Edit, Finding, Fix, Rule
+from lint_rules.rule import Edit, Finding, Fix, Rule, project_stamp
 
 if TYPE_CHECKING:
     from lint_rules.config import Config
@@ -43,6 +44,8 @@ class ResultCache:
         self.entries = entries
         self.rules = rules
         self._fingerprints: dict[Path, str] = {}
+        self.root = location.parent.parent
+        self._project_stamp: str | None = None
 
     @classmethod
     def open(cls, config: Config, rules: Sequence[Rule], options: RunOptions) -> ResultCache:
@@ -66,13 +69,21 @@ class ResultCache:
             )
         return found
 
+    def project_stamp(self) -> str:
+        """The project's ``project_stamp``, once per run and only when an entry needs it."""
+        if self._project_stamp is None:
+            self._project_stamp = project_stamp(self.root)
+        return self._project_stamp
+
     def lookup(self, path: Path) -> FileResult | None:
         """The cached result for ``path`` if its content is unchanged."""
         entry = self.entries.get(str(path))
-        if not isinstance(entry, list) or len(entry) != 3:
+        if not isinstance(entry, list) or len(entry) != 4:
             return None
         if entry[2] != self.fingerprint(path.parent):
             return None
+        if entry[3] is not None and entry[3] != self.project_stamp():
+            return None  # it read other files of the project, and one of them changed
         try:
             data = path.read_bytes()
         except OSError:
@@ -87,12 +98,11 @@ class ResultCache:
         written when every result came from the cache (a warm run)."""
         changed = False
         for result in results:
-            if not result.cacheable:  # checked again on every run; drop an older entry
-                changed = self.entries.pop(str(result.path), None) is not None or changed
-            elif result.digest and not result.cached:
+            if result.digest and not result.cached:
                 rows = [_row(finding) for finding in result.findings]
                 fingerprint = self.fingerprint(result.path.parent)
-                entry = [result.digest, rows, fingerprint]
+                stamp = self.project_stamp() if result.reads_project else None
+                entry = [result.digest, rows, fingerprint, stamp]
                 changed = changed or self.entries.get(str(result.path)) != entry
                 self.entries[str(result.path)] = entry
         if not changed:

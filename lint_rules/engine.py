@@ -279,7 +279,7 @@ class Worker:
         result.findings, result.parsed = self.checker.check(
             path, text, lambda: self._ignored_codes(path)
         )
-        result.cacheable = project_reads() == reads
+        result.reads_project = project_reads() != reads
         return result
 
     def _fix(

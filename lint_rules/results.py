@@ -57,9 +57,9 @@ class FileResult:
     """Why the fixed file could not be written."""
     change: Change | None = None
     """In fix mode, before writing: the verified change to the file, if any."""
-    cacheable: bool = True
-    """False when other files of the project decided findings (see ``note_project_read``):
-    the cache, keyed by this file's content, could not tell when they change."""
+    reads_project: bool = False
+    """Whether other files of the project decided findings (see ``note_project_read``):
+    then the cached result holds only while no file of the project changes."""
 
 
 @dataclass(frozen=True)

@@ -345,6 +345,23 @@ def project_reads() -> int:
     return _project_reads
 
 
+def project_stamp(root: Path) -> str:
+    """A digest of the project's Python files as they stand (path, size, modification
+    time): what a cached result that read the project (``note_project_read``) holds for."""
+    import hashlib
+
+    from lint_rules.discovery import discover
+
+    digest = hashlib.blake2b(digest_size=16)
+    for path in discover([root], root, ()):
+        try:
+            status = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path}\0{status.st_size}\0{status.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
 def forget_projects() -> None:
     """Drop the project indexes this process built: a run starts from the files as they
     are now (a long-lived process, or the tests, may run several times)."""

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.collected import collected_tests, is_test_file
-from lint_rules.config import parse_config
+from lint_rules.config import load_config, parse_config
+from lint_rules.engine import run
+from lint_rules.results import RunOptions
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.typo import NOT_OURS, TEST_DATA, TypoRule
 from lint_rules.typos_runner import find_typos
@@ -615,12 +617,23 @@ def test_warm_run_sees_a_definition_added_in_another_file(project: Path, lint: L
     assert warm.out == lint("check", "--no-cache", "--select", "LR004").out
 
 
-def test_a_result_that_read_no_other_file_is_still_cached(project: Path, lint: Lint) -> None:
-    _write(project, "notes.py", "# The destination of the message\n")
+def test_a_result_that_read_the_project_is_reused_while_no_file_changes(project: Path) -> None:
     _write(project, "client.py", "def shuffle(statement):\n    return statement.{final_from}()\n")
+    _write(project, "notes.py", "# The destination of the message\n")
+    rules = [TypoRule]
+    config = load_config(project, ALL_RULES)
 
-    lint("check", "--select", "LR004")
-    cache = next((project / ".lint_rules_cache").glob("*.json")).read_text()
+    def cached() -> dict[str, bool]:
+        return {
+            result.path.name: result.cached
+            for result in run([project], config, rules, RunOptions()).files
+        }
 
-    assert "notes.py" in cache
-    assert "client.py" not in cache  # its advice depends on what other files define
+    cold, warm = cached(), cached()
+    (project / "notes.py").write_text("# Another comment\n")
+    after_a_change = cached()
+
+    assert cold == {"client.py": False, "notes.py": False}
+    assert warm == {"client.py": True, "notes.py": True}
+    # client.py read the project (does it define the name?): a change anywhere re-checks it.
+    assert after_a_change == {"client.py": False, "notes.py": False}
