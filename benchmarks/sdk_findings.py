@@ -321,17 +321,21 @@ def _report(tree: Path, expected: list[tuple[str, str, int, str]]) -> int:
     for item in extra:
         print(f"  {item['path']}:{item['line']}:{item['column']}: {item['message']}")
 
+    # Grouped by the kind of advice (its leading phrase: "test data", "not ours to
+    # rename", "not fixed"...), then each finding with the exact advice it gives.
     groups: dict[str, list[dict[str, object]]] = defaultdict(list)
     for item in lr004:
-        message = str(item["message"])
-        advice = "fixable" if item["fix"] else message.partition("; ")[2] or "(no advice)"
-        groups[advice].append(item)
+        advice = str(item["message"]).partition("; ")[2]
+        kind = "safe fix" if item["fix"] else advice.partition(":")[0] or "(no advice)"
+        groups[kind].append(item)
     print(f"\nLR004: {len(lr004)} findings, by the advice they give")
-    for advice, items in sorted(groups.items(), key=lambda pair: (-len(pair[1]), pair[0])):
-        print(f"\n  [{len(items)}] {textwrap.shorten(advice, 150)}")
+    for kind, items in sorted(groups.items(), key=lambda pair: (-len(pair[1]), pair[0])):
+        print(f"\n  [{len(items)}] {kind}")
         for item in items:
-            head = str(item["message"]).partition("; ")[0]
+            head, _, advice = str(item["message"]).partition("; ")
             print(f"    {item['path']}:{item['line']}: {head}")
+            if advice and not item["fix"]:
+                print(f"        {textwrap.shorten(advice, 160)}")
 
     if missed or extra:
         print(f"\nFAILED: {missed} missed, {len(extra)} extra LR002 findings")
