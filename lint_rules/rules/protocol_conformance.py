@@ -86,8 +86,8 @@ class ProtocolConformanceRule(Rule):
     ## Options
     `[tool.lint_rules.protocols]`: a table of `"module:Protocol" = ["glob", ...]`;
     the globs (gitignore syntax, relative to the directory of pyproject.toml) say
-    which files hold implementations. The module is found on the import path
-    (the working directory first) and read, never imported; a missing module or
+    which files hold implementations. The module is found in the project root
+    (then its `src/`, then the import path) and read, never imported; a missing module or
     class, or a class that is not a Protocol, is a configuration error.
     """
 

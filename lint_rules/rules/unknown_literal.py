@@ -93,7 +93,7 @@ class UnknownLiteralRule(Rule):
     allow the union of their values. The value names a `Literal[...]` alias
     (plain, `TypeAlias`, PEP 695 `type`, unions and aliases of aliases) or an
     annotated class attribute (dataclass, pydantic model, TypedDict) in a module
-    found on the import path (the working directory first). The class's
+    found in the project root (then its `src/`, then the import path). The class's
     discriminators, the union aliases holding it and its producers are read
     from the module that declares the class (the value's module).
 
