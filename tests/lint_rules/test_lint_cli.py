@@ -200,17 +200,24 @@ def test_jobs_below_one_exits_2(project: Path, lint: Lint) -> None:
     assert lint("check", "--jobs", "0").code == 2
 
 
-def test_rules_lists_code_name_fix_and_summary(lint: Lint) -> None:
+def test_rules_lists_code_name_severity_fix_and_summary(lint: Lint) -> None:
     outcome = lint("rules")
 
-    assert outcome.out.split()[:3] == ["LR001", "stale-name", "safe"]
+    lines = outcome.out.splitlines()
+    assert lines[0].split()[:4] == ["LR001", "stale-name", "error", "safe"]
+    assert lines[3].split()[:4] == ["LR004", "typo", "warning", "safe"]
 
 
 def test_rules_json_and_markdown(lint: Lint) -> None:
     listed = json.loads(lint("rules", "--format", "json").out)
+    markdown = lint("rules", "--format", "markdown").out
 
     assert [entry["code"] for entry in listed] == [rule.CODE for rule in ALL_RULES]
-    assert lint("rules", "--format", "markdown").out == rules_markdown(ALL_RULES)
+    assert {entry["code"]: entry["severity"] for entry in listed} == {
+        rule.CODE: rule.SEVERITY for rule in ALL_RULES
+    }
+    assert markdown == rules_markdown(ALL_RULES)
+    assert "| LR004 | typo | warning | safe |" in markdown
 
 
 def test_explain_prints_the_rule_documentation(lint: Lint) -> None:
