@@ -131,16 +131,29 @@ class Outcome:
     tests_before: dict[str, str] = field(default_factory=dict)
     tests_after: dict[str, str] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
+    renamed_tests: dict[tuple[str, str], str] = field(default_factory=dict)
+    """Test functions ``fix`` renamed (LR004): (module, old name) -> new name."""
 
     @property
     def differing_tests(self) -> list[str]:
-        names = sorted(set(self.tests_before) | set(self.tests_after))
+        """Tests whose outcome changed; a renamed test function is compared with its old
+        self (pytest collects it under its new name)."""
+        before = {self._renamed(name): outcome for name, outcome in self.tests_before.items()}
+        names = sorted(set(before) | set(self.tests_after))
         return [
-            f"{name}: {self.tests_before.get(name, 'absent')} -> "
-            f"{self.tests_after.get(name, 'absent')}"
+            f"{name}: {before.get(name, 'absent')} -> {self.tests_after.get(name, 'absent')}"
             for name in names
-            if self.tests_before.get(name) != self.tests_after.get(name)
+            if before.get(name) != self.tests_after.get(name)
         ]
+
+    def _renamed(self, test_id: str) -> str:
+        """``test_id`` (``module[.Class]::function[params]``) under its new name."""
+        prefix, separator, last = test_id.rpartition("::")
+        function, bracket, parameters = last.partition("[")
+        for (module, old), new in self.renamed_tests.items():
+            if function == old and (prefix == module or prefix.startswith(module + ".")):
+                return f"{prefix}{separator}{new}{bracket}{parameters}"
+        return test_id
 
     @property
     def ok(self) -> bool:
@@ -175,6 +188,7 @@ def main() -> int:
             "not_compiling": o.not_compiling,
             "imports": [o.imports_before, o.imports_after],
             "differing_tests": o.differing_tests,
+            "renamed_tests": {f"{m}::{old}": new for (m, old), new in o.renamed_tests.items()},
             "findings": o.findings,
         }
         for o in outcomes
@@ -214,12 +228,43 @@ def check_project(project: Project, work: Path) -> Outcome:
     outcome.withheld = sum("fix withheld" in line for line in outcome.findings)
     outcome.not_fixed = sum("not fixed" in line for line in outcome.findings)
     outcome.changed = changed_files(before, after)
+    outcome.renamed_tests = renamed_test_functions(before, after, outcome.changed)
     outcome.not_compiling = [
         name for name in outcome.changed if name.endswith(".py") and not compiles(after / name)
     ]
     outcome.imports_after = imports(after, project)
     outcome.tests_after = run_tests(after, project, tree / "after.xml")
     return outcome
+
+
+def renamed_test_functions(
+    before: Path, after: Path, changed: list[str]
+) -> dict[tuple[str, str], str]:
+    """The ``test_*`` functions a changed file defines under another name at the same
+    line after ``fix``, by (dotted module, old name)."""
+    import ast
+
+    renamed = {}
+    for name in changed:
+        if not name.endswith(".py"):
+            continue
+        tests = []
+        for root in (before, after):
+            tree = ast.parse((root / name).read_bytes())
+            tests.append(
+                {
+                    node.lineno: node.name
+                    for node in ast.walk(tree)
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and node.name.startswith("test")
+                }
+            )
+        module = name.removesuffix(".py").replace("/", ".")
+        for line, old in tests[0].items():
+            new = tests[1].get(line)
+            if new is not None and new != old:
+                renamed[module, old] = new
+    return renamed
 
 
 def download(project: Project, directory: Path) -> Path:
@@ -338,9 +383,16 @@ def table(outcomes: list[Outcome]) -> str:
             f"| {len(o.changed) - len(o.not_compiling)}/{len(o.changed)} "
             f"| {_yes(o.imports_before)} -> {_yes(o.imports_after)} "
             f"| {_counts(o.tests_before)} | {_counts(o.tests_after)} "
-            f"| {'yes' if not o.differing_tests else f'no: {len(o.differing_tests)} differ'} |"
+            f"| {_same(o)} |"
         )
     return "\n".join(lines)
+
+
+def _same(outcome: Outcome) -> str:
+    if outcome.differing_tests:
+        return f"no: {len(outcome.differing_tests)} differ"
+    renamed = len(outcome.renamed_tests)
+    return f"yes ({renamed} renamed by LR004)" if renamed else "yes"
 
 
 def _yes(flag: bool) -> str:
