@@ -152,6 +152,10 @@ def _find_problem(root: Mapping[str, Any]) -> str | None:
     return _describe_problem(root)
 
 
+_SCALAR_TYPES = frozenset((str, int, float, bool))
+"""The exact types of JSON's scalars besides ``None`` (no subclasses: they take the full walk)."""
+
+
 def _is_plain_json(root: object) -> bool:
     """True when ``root`` holds only dicts with str keys, lists and JSON scalars, all of
     exactly those types, nested at most ``MAX_DEPTH`` levels. The common case, checked
@@ -170,33 +174,17 @@ def _is_plain_json(root: object) -> bool:
                 for key in value:
                     if type(key) is not str:
                         return False
-                for child in value.values():
-                    child_kind = type(child)
-                    if child_kind is dict or child_kind is list:
-                        below.append(child)
-                    elif not (
-                        child_kind is str
-                        or child_kind is int
-                        or child_kind is float
-                        or child_kind is bool
-                        or child is None
-                    ):
-                        return False
+                children = value.values()
             elif kind is list:
-                for child in value:
-                    child_kind = type(child)
-                    if child_kind is dict or child_kind is list:
-                        below.append(child)
-                    elif not (
-                        child_kind is str
-                        or child_kind is int
-                        or child_kind is float
-                        or child_kind is bool
-                        or child is None
-                    ):
-                        return False
+                children = value
             else:
                 return False
+            for child in children:
+                child_kind = type(child)
+                if child_kind is dict or child_kind is list:
+                    below.append(child)
+                elif child_kind not in _SCALAR_TYPES and child is not None:
+                    return False
         level = below
     return True
 
