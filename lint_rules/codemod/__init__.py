@@ -1,0 +1,1 @@
+"""Project-wide renames: references from a type-aware engine, edits with libcst."""
