@@ -286,6 +286,11 @@ class LanguageServer:
 
     # -- positions ----------------------------------------------------------------------------
 
+    def line(self, path: Path, number: int) -> str:
+        """Line ``number`` (1-based) of ``path`` as the server was told or as on disk."""
+        lines = self._lines(path.resolve())
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
     def _lines(self, path: Path) -> list[str]:
         lines = self._texts.get(path)
         if lines is None:
@@ -336,3 +341,415 @@ def _path_of(uri: str) -> Path:
     from urllib.parse import unquote, urlparse
 
     return Path(unquote(urlparse(uri).path)).resolve()
+
+
+# -- classifying every occurrence of a target's spelling ----------------------------------------
+
+TARGET = "target"
+"""The occurrence is the renamed thing's: rename it."""
+OTHER = "other"
+"""The occurrence provably means something else (another class's attribute, ``str.split``)."""
+UNKNOWN = "unknown"
+"""Nobody can tell: the safe rename of the whole target is withheld, the site reported."""
+
+
+@dataclass(frozen=True, order=True)
+class Occurrence:
+    """One occurrence of the old spelling, and what it is.
+
+    ``kind``: ``definition``, ``parameter``, ``name``, ``attribute``, ``keyword``,
+    ``import``, ``__all__`` (an entry of ``__all__``), ``getattr`` (the string of a
+    ``getattr``/``hasattr``/``setattr``/``delattr`` call) or ``options`` (a key read
+    from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``).
+    """
+
+    path: Path
+    start: Position
+    kind: str
+    verdict: str = UNKNOWN
+    reason: str = ""
+
+
+_STRING_KINDS = frozenset({"__all__", "getattr", "options"})
+_GETATTR = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+_DICT_READS = frozenset({"get", "pop", "setdefault"})
+
+
+def occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
+    """Every occurrence of ``spelling`` in one file's syntax (stdlib ``ast``), unclassified.
+
+    Strings count only where they name a binding: ``__all__`` entries, the name given
+    to ``getattr`` and its kin, and keys read from a ``**kwargs`` dictionary (the
+    function's own ``**`` parameter, or a parameter of a function of the same module
+    it is handed to). Other strings are values, not names: never an occurrence here.
+    """
+    import ast
+
+    if spelling not in text:
+        return []
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    found: list[Occurrence] = []
+
+    def at(line: int, byte_column: int) -> Position:
+        source = lines[line - 1] if 0 < line <= len(lines) else ""
+        column = byte_column if source.isascii() else len(source.encode()[:byte_column].decode())
+        return Position(line, column)
+
+    def add(position: Position, kind: str) -> None:
+        found.append(Occurrence(path, position, kind))
+
+    def named(node: ast.AST, start_line: int, start_column: int, kind: str) -> None:
+        """The spelling inside the node's first line, after ``start_column``."""
+        line = lines[start_line - 1]
+        prefix = len(line.encode()[:start_column].decode()) if not line.isascii() else start_column
+        index = _word(line, spelling, prefix)
+        if index >= 0:
+            add(Position(start_line, index), kind)
+
+    dictionaries = _kwargs_dictionaries(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == spelling:
+            add(at(node.lineno, node.col_offset), "name")
+        elif isinstance(node, ast.Attribute) and node.attr == spelling:
+            end = at(node.end_lineno or node.lineno, node.end_col_offset or 0)
+            add(Position(end.line, end.column - len(spelling)), "attribute")
+        elif isinstance(node, ast.arg) and node.arg == spelling:
+            add(at(node.lineno, node.col_offset), "parameter")
+        elif isinstance(node, ast.keyword) and node.arg == spelling:
+            add(at(node.lineno, node.col_offset), "keyword")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == spelling:
+                named(node, node.lineno, node.col_offset, "definition")
+        elif isinstance(node, ast.alias):
+            if spelling in node.name.split(".") or node.asname == spelling:
+                named(node, node.lineno, node.col_offset, "import")
+        elif isinstance(node, ast.Assign) and _is_all(node):
+            for element in _strings(node.value):
+                if element.value == spelling:
+                    add(at(element.lineno, element.col_offset + 1), "__all__")
+        elif isinstance(node, ast.Call):
+            function = node.func
+            if (
+                isinstance(function, ast.Name)
+                and function.id in _GETATTR
+                and len(node.args) >= 2
+                and _string(node.args[1]) == spelling
+            ):
+                add(at(node.args[1].lineno, node.args[1].col_offset + 1), "getattr")
+            elif (
+                isinstance(function, ast.Attribute)
+                and function.attr in _DICT_READS
+                and isinstance(function.value, ast.Name)
+                and (function.value.id, node.lineno) in dictionaries
+                and node.args
+                and _string(node.args[0]) == spelling
+            ):
+                add(at(node.args[0].lineno, node.args[0].col_offset + 1), "options")
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and (node.value.id, node.lineno) in dictionaries
+            and _string(node.slice) == spelling
+        ):
+            add(at(node.slice.lineno, node.slice.col_offset + 1), "options")
+    return sorted(found)
+
+
+def _word(line: str, word: str, start: int) -> int:
+    import re
+
+    match = re.compile(rf"(?<![\w.]){re.escape(word)}(?!\w)").search(line, start)
+    if match is None:
+        match = re.compile(rf"\b{re.escape(word)}\b").search(line, start)
+    return -1 if match is None else match.start()
+
+
+def _is_all(node: Any) -> bool:
+    import ast
+
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+
+
+def _strings(node: Any) -> list[Any]:
+    import ast
+
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _string(node: Any) -> str | None:
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _kwargs_dictionaries(tree: Any) -> set[tuple[str, int]]:
+    """``(name, line)`` of every line of a function where ``name`` holds a ``**kwargs``
+    dictionary: the function's ``**`` parameter, and the parameter of a function of the
+    same module that such a dictionary is handed to positionally."""
+    import ast
+
+    functions = {
+        node.name: node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    holders: dict[str, set[str]] = {}
+    for name, function in functions.items():
+        if function.args.kwarg is not None:
+            holders.setdefault(name, set()).add(function.args.kwarg.arg)
+    changed = True
+    while changed:  # hand-offs: `validate(options)` makes `validate`'s parameter one too
+        changed = False
+        for name, function in functions.items():
+            held = holders.get(name, set())
+            for call in ast.walk(function):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                    continue
+                callee = functions.get(call.func.id)
+                if callee is None:
+                    continue
+                positional = [*callee.args.posonlyargs, *callee.args.args]
+                for index, argument in enumerate(call.args[: len(positional)]):
+                    if isinstance(argument, ast.Name) and argument.id in held:
+                        parameter = positional[index].arg
+                        if parameter not in holders.setdefault(callee.name, set()):
+                            holders[callee.name].add(parameter)
+                            changed = True
+    lines: set[tuple[str, int]] = set()
+    for name, held in holders.items():
+        function = functions[name]
+        assert function.end_lineno is not None
+        for line in range(function.lineno, function.end_lineno + 1):
+            lines.update((holder, line) for holder in held)
+    return lines
+
+
+def definition_site(module: Path, owner: str, old: str, keyword: bool) -> Position | None:
+    """Where the target is defined in its module's file: ``owner`` is the dotted path of a
+    class or function inside the module (``""``: a module attribute); ``keyword``: ``old``
+    is a parameter of ``owner`` (of its ``__init__`` when ``owner`` is a class)."""
+    import ast
+
+    text = module.read_text(encoding="utf-8")
+    scope: Any = ast.parse(text)
+    for part in owner.split(".") if owner else ():
+        scope = next(
+            (
+                node
+                for node in scope.body
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == part
+            ),
+            None,
+        )
+        if scope is None:
+            return None
+    if keyword and isinstance(scope, ast.ClassDef):
+        scope = next(
+            (n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
+            None,
+        )
+    found = [o for o in occurrences(module, text, old) if o.kind != "options"]
+    if scope is None:
+        return None
+    if keyword:
+        arguments = scope.args
+        for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+            if argument.arg == old:
+                return next(o.start for o in found if o.start.line == argument.lineno)
+        return None
+    body = scope.body
+    for node in body:
+        names: list[tuple[str, int]] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [(node.name, node.lineno)]
+        elif isinstance(node, ast.Assign):
+            names = [(t.id, t.lineno) for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [(node.target.id, node.lineno)]
+        for name, line in names:
+            if name == old:
+                return next(o.start for o in found if o.start.line == line)
+    return None
+
+
+class Classifier:
+    """Decides, with the engine, what each occurrence of a target's spelling is.
+
+    ``definition`` is where the target is defined (``definition_site``); ``member``: the
+    target is a class attribute, so an attribute that a subclass assigns is the same one.
+    References come from the engine once; an occurrence they leave out is decided by
+    ``definition`` there: the target's (the engine's references missed it), something
+    else's (a look-alike), or unknown when the answer is empty or is the callee rather
+    than a parameter.
+    """
+
+    def __init__(self, server: LanguageServer, definition: Location, member: bool) -> None:
+        self.server = server
+        self.definition = definition
+        self.member = member
+        line = server.line(definition.path, definition.start.line)
+        self.spelling = _identifier_at(line, definition.start.column)
+        self._target = (definition.path.resolve(), definition.start)
+        self._references = {
+            (location.path, location.start)
+            for location in server.references(definition.path, definition.start)
+        }
+        self._target_class = _enclosing_class(definition.path.resolve(), definition.start.line)
+        self._inherits: dict[tuple[Path, int], bool] = {}
+
+    def classify(self, found: Sequence[Occurrence]) -> list[Occurrence]:
+        decided = [self._decide(occurrence) for occurrence in found]
+        # An `__all__` entry follows the module-level binding of its own module.
+        exported = {
+            o.path
+            for o in decided
+            if o.verdict == TARGET and o.kind in ("definition", "import", "name")
+        }
+        return [
+            _with(o, TARGET if o.path in exported else OTHER) if o.kind == "__all__" else o
+            for o in decided
+        ]
+
+    def _decide(self, occurrence: Occurrence) -> Occurrence:
+        path = occurrence.path.resolve()
+        if (path, occurrence.start) in self._references:
+            return _with(occurrence, TARGET)
+        if occurrence.kind == "__all__":
+            return occurrence  # decided with its module's binding, in `classify`
+        if occurrence.kind in _STRING_KINDS:
+            return _with(occurrence, UNKNOWN, _UNRESOLVED[occurrence.kind])
+        answers = self.server.definition(path, occurrence.start)
+        if any((a.path, a.start) == self._target for a in answers):
+            return _with(occurrence, TARGET)
+        if not answers:
+            return _with(occurrence, UNKNOWN, _UNRESOLVED[occurrence.kind])
+        inside = [a for a in answers if _inside(a.path, self.server.root)]
+        if self.member and any(self._subclass_attribute(a) for a in inside):
+            return _with(occurrence, TARGET)
+        spelt = [
+            a
+            for a in inside
+            if _identifier_at(self.server.line(a.path, a.start.line), a.start.column)
+            == self.spelling
+        ]
+        if occurrence.kind == "keyword" and inside and not spelt:
+            return _with(occurrence, UNKNOWN, "the engine leads to the callee, not to a parameter")
+        return _with(occurrence, OTHER)
+
+    def _subclass_attribute(self, answer: Location) -> bool:
+        """Whether ``answer`` is an attribute of a class that inherits the target's class:
+        ``self.old = value`` there sets the inherited attribute."""
+        owner = _enclosing_class(answer.path, answer.start.line)
+        return owner is not None and self._is_subclass(owner, 0)
+
+    def _is_subclass(self, owner: tuple[Path, int], depth: int) -> bool:
+        if owner == self._target_class:
+            return True
+        if depth > _MAX_BASES_DEPTH or owner in self._inherits:
+            return self._inherits.get(owner, False)
+        self._inherits[owner] = False  # a cycle (or a repeat) answers from here
+        result = any(
+            self._is_subclass((answer.path, answer.start.line), depth + 1)
+            for base in _bases(*owner)
+            for answer in self.server.definition(owner[0], base)
+            if _inside(answer.path, self.server.root)
+        )
+        self._inherits[owner] = result
+        return result
+
+
+_MAX_BASES_DEPTH = 20
+_UNRESOLVED = {
+    "keyword": "the engine cannot tell which parameter this keyword is "
+    "(the callee may take `**kwargs`)",
+    "attribute": "the receiver's type is not known",
+    "name": "the engine cannot resolve this name",
+    "parameter": "the engine cannot resolve this parameter",
+    "definition": "the engine cannot resolve this definition",
+    "import": "the engine cannot resolve this import",
+    "getattr": "a string naming an attribute: the receiver's type is not known",
+    "options": "read from a `**kwargs` dictionary: no engine follows forwarded keywords",
+}
+
+
+def _with(occurrence: Occurrence, verdict: str, reason: str = "") -> Occurrence:
+    from dataclasses import replace
+
+    return replace(occurrence, verdict=verdict, reason=reason)
+
+
+def _identifier_at(line: str, column: int) -> str:
+    import re
+
+    match = re.compile(r"\w+").match(line, column)
+    return match.group() if match else ""
+
+
+def _class_nodes(path: Path) -> list[Any]:
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return []
+    return [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+
+
+def _enclosing_class(path: Path, line: int) -> tuple[Path, int] | None:
+    """``(path, line of its ``class``)`` of the innermost class around ``line``."""
+    best = None
+    for node in _class_nodes(path):
+        end = node.end_lineno or node.lineno
+        if node.lineno <= line <= end and (best is None or node.lineno > best):
+            best = node.lineno
+    return None if best is None else (path, best)
+
+
+def _bases(path: Path, line: int) -> list[Position]:
+    """Where the base classes of the class at ``line`` are named (their last part)."""
+    import ast
+
+    for node in _class_nodes(path):
+        if node.lineno == line:
+            places = []
+            for base in node.bases:
+                if isinstance(base, ast.Attribute) and base.end_col_offset is not None:
+                    line = base.end_lineno or base.lineno
+                    places.append(Position(line, base.end_col_offset - len(base.attr)))
+                elif isinstance(base, ast.Name):
+                    places.append(Position(base.lineno, base.col_offset))
+            return places
+    return []
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def classify(
+    server: LanguageServer, files: Sequence[Path], spelling: str, definition: Location, member: bool
+) -> list[Occurrence]:
+    """Every occurrence of ``spelling`` in ``files``, each the target's, another thing's or
+    unknown (with its reason); files without the spelling are not parsed."""
+    found: list[Occurrence] = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if spelling in text:
+            try:
+                found.extend(occurrences(path.resolve(), text, spelling))
+            except SyntaxError:
+                continue
+    return Classifier(server, definition, member).classify(found)

@@ -1,0 +1,382 @@
+"""Every occurrence of a rename target's spelling is the target's, another thing's, or
+unknown with a reason: issue 21's shapes, on the real ``ty server`` (no mocks)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lint_rules.codemod.references import (
+    OTHER,
+    TARGET,
+    UNKNOWN,
+    EngineMissing,
+    LanguageServer,
+    Location,
+    classify,
+    definition_site,
+    ty_command,
+)
+
+
+@pytest.fixture(scope="module")
+def command() -> list[str]:
+    try:
+        return ty_command()
+    except EngineMissing as error:
+        pytest.skip(str(error))
+
+
+def _verdicts(
+    command: list[str],
+    root: Path,
+    files: dict[str, str],
+    module: str,
+    owner: str,
+    old: str,
+    *,
+    keyword: bool = False,
+    member: bool = False,
+) -> dict[tuple[str, int, str], tuple[str, str]]:
+    """(file, line, kind) -> (verdict, reason) of every occurrence of ``old``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    module_path = (root / module).resolve()
+    start = definition_site(module_path, owner, old, keyword)
+    assert start is not None, "the target's definition is found in its module"
+    with LanguageServer(command, root) as server:
+        found = classify(
+            server,
+            sorted(root.rglob("*.py")),
+            old,
+            Location(module_path, start, start),
+            member,
+        )
+    resolved = root.resolve()
+    verdicts: dict[tuple[str, int, str], tuple[str, str]] = {}
+    for o in sorted(found):  # several on one line: verdicts in column order, comma-separated
+        key = (o.path.relative_to(resolved).as_posix(), o.start.line, o.kind)
+        before = verdicts.get(key)
+        verdicts[key] = (
+            (o.verdict, o.reason) if before is None else (f"{before[0]},{o.verdict}", before[1])
+        )
+    return verdicts
+
+
+def _only(
+    verdicts: dict[tuple[str, int, str], tuple[str, str]],
+) -> dict[tuple[str, int, str], str]:
+    return {site: verdict for site, (verdict, _) in verdicts.items()}
+
+
+def test_a_constructor_keyword_through_a_kwargs_subclass_is_unknown(
+    command: list[str], tmp_path: Path
+) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/fields.py": """
+                class Field:
+                    def __init__(self, *, missing=None):
+                        self.value = missing
+
+
+                class Integer(Field):
+                    def __init__(self, *, strict=False, **kwargs):
+                        super().__init__(**kwargs)
+
+
+                class String(Field):
+                    pass
+
+
+                def other(missing=None):
+                    return missing
+                """,
+            "pkg/schema.py": """
+                import random
+
+                from pkg.fields import Field, Integer, String, other
+
+                a = Field(missing=1)
+                b = Integer(missing=2)
+                c = String(missing="x")
+                FieldClass = Integer if random.random() > 0.5 else Field
+                d = FieldClass(missing=None)
+                e = other(missing=3)
+                """,
+        },
+        "pkg/fields.py",
+        "Field",
+        "missing",
+        keyword=True,
+    )
+    assert _only(verdicts) == {
+        ("pkg/fields.py", 2, "parameter"): TARGET,
+        ("pkg/fields.py", 3, "name"): TARGET,
+        ("pkg/fields.py", 15, "parameter"): OTHER,
+        ("pkg/fields.py", 16, "name"): OTHER,
+        ("pkg/schema.py", 5, "keyword"): TARGET,
+        ("pkg/schema.py", 6, "keyword"): UNKNOWN,
+        ("pkg/schema.py", 7, "keyword"): TARGET,
+        ("pkg/schema.py", 9, "keyword"): TARGET,
+        ("pkg/schema.py", 10, "keyword"): OTHER,
+    }
+    assert "`**kwargs`" in verdicts["pkg/schema.py", 6, "keyword"][1]
+
+
+def test_a_class_attribute_assigned_in_a_subclass_is_the_target(
+    command: list[str], tmp_path: Path
+) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/fields.py": """
+                class Field:
+                    missing = None
+
+                    def load(self, value):
+                        return self.missing if value is None else value
+
+
+                class Constant(Field):
+                    def __init__(self, constant):
+                        self.missing = constant
+
+
+                class Other:
+                    missing = 0
+                """,
+            "pkg/use.py": """
+                from pkg.fields import Constant, Field, Other
+
+
+                def default_of(field: Field, other: Other):
+                    return field.missing, other.missing, getattr(field, "missing")
+                """,
+        },
+        "pkg/fields.py",
+        "Field",
+        "missing",
+        member=True,
+    )
+    assert _only(verdicts) == {
+        ("pkg/fields.py", 2, "name"): TARGET,
+        ("pkg/fields.py", 5, "attribute"): TARGET,
+        ("pkg/fields.py", 10, "attribute"): TARGET,
+        ("pkg/fields.py", 14, "name"): OTHER,
+        ("pkg/use.py", 5, "attribute"): f"{TARGET},{OTHER}",
+        ("pkg/use.py", 5, "getattr"): UNKNOWN,
+    }
+
+
+def test_keywords_through_a_re_export_and_forwarded_options(
+    command: list[str], tmp_path: Path
+) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg.helpers import send_file, send_from_directory\n",
+            "pkg/helpers.py": """
+                def send_file(path, *, cache_timeout=None):
+                    return path, cache_timeout
+
+
+                def send_from_directory(directory, path, **options):
+                    return send_file(f"{directory}/{path}", **options)
+                """,
+            "app.py": """
+                import pkg
+                from pkg import send_file as download
+
+                pkg.send_file("a", cache_timeout=1)
+                download("b", cache_timeout=2)
+                pkg.send_from_directory("static", "d", cache_timeout=3)
+                """,
+        },
+        "pkg/helpers.py",
+        "send_file",
+        "cache_timeout",
+        keyword=True,
+    )
+    assert _only(verdicts) == {
+        ("pkg/helpers.py", 1, "parameter"): TARGET,
+        ("pkg/helpers.py", 2, "name"): TARGET,
+        ("app.py", 4, "keyword"): TARGET,
+        ("app.py", 5, "keyword"): TARGET,
+        ("app.py", 6, "keyword"): UNKNOWN,
+    }
+
+
+def test_keys_read_from_a_kwargs_dictionary_are_unknown(command: list[str], tmp_path: Path) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/formatter.py": """
+                def validate_options(options):
+                    return options.get("keyword_case")
+
+
+                def format(sql, keyword_case=None, **options):
+                    if options["keyword_case"] or validate_options(options):
+                        return sql
+                    return {"keyword_case": keyword_case}
+                """,
+        },
+        "pkg/formatter.py",
+        "format",
+        "keyword_case",
+        keyword=True,
+    )
+    assert _only(verdicts) == {
+        ("pkg/formatter.py", 2, "options"): UNKNOWN,
+        ("pkg/formatter.py", 5, "parameter"): TARGET,
+        ("pkg/formatter.py", 6, "options"): UNKNOWN,
+        ("pkg/formatter.py", 8, "name"): TARGET,  # the dict key is a value: no occurrence
+    }
+    assert "`**kwargs`" in verdicts["pkg/formatter.py", 2, "options"][1]
+
+
+def test_an_all_entry_follows_its_modules_binding(command: list[str], tmp_path: Path) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/version.py": """
+                __all__ = ["Version", "parse"]
+
+
+                class Version:
+                    pass
+
+
+                def parse(text):
+                    return Version()
+                """,
+            "pkg/other.py": """
+                __all__ = ["parse"]
+
+
+                def parse():
+                    return 0
+                """,
+            "use.py": """
+                from pkg.version import *
+
+                print(parse("1.0"))
+                """,
+        },
+        "pkg/version.py",
+        "",
+        "parse",
+    )
+    assert _only(verdicts) == {
+        ("pkg/version.py", 1, "__all__"): TARGET,
+        ("pkg/version.py", 8, "definition"): TARGET,
+        ("pkg/other.py", 1, "__all__"): OTHER,
+        ("pkg/other.py", 4, "definition"): OTHER,
+        ("use.py", 3, "name"): TARGET,
+    }
+
+
+def test_a_function_named_like_a_str_method_leaves_the_method_alone(
+    command: list[str], tmp_path: Path
+) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/lexer.py": """
+                import re
+
+                SPLIT_REGEX = re.compile(r";")
+
+
+                def split(sql):
+                    return [part for part in SPLIT_REGEX.split(sql) if part]
+
+
+                def tokens(sql):
+                    return str(sql).split(" ")
+                """,
+            "use.py": """
+                from pkg import lexer
+                from pkg.lexer import split
+
+                print(split("a;b"), lexer.split("c;d"), "x y".split())
+                """,
+        },
+        "pkg/lexer.py",
+        "",
+        "split",
+    )
+    assert _only(verdicts) == {
+        ("pkg/lexer.py", 6, "definition"): TARGET,
+        ("pkg/lexer.py", 7, "attribute"): OTHER,
+        ("pkg/lexer.py", 11, "attribute"): OTHER,
+        ("use.py", 2, "import"): TARGET,
+        ("use.py", 4, "name"): TARGET,
+        ("use.py", 4, "attribute"): f"{TARGET},{OTHER}",
+    }
+
+
+def test_a_field_that_is_also_a_wire_key_renames_no_string(
+    command: list[str], tmp_path: Path
+) -> None:
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/types.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class CallToolResult:
+                    isError: bool = False
+
+                    def to_wire(self):
+                        return {"isError": self.isError}
+
+                    @classmethod
+                    def from_wire(cls, data):
+                        return cls(isError=data.get("isError", False))
+                """,
+        },
+        "pkg/types.py",
+        "CallToolResult",
+        "isError",
+        member=True,
+    )
+    assert _only(verdicts) == {
+        ("pkg/types.py", 6, "name"): TARGET,
+        ("pkg/types.py", 9, "attribute"): TARGET,
+        ("pkg/types.py", 13, "keyword"): TARGET,
+    }
+
+
+def test_occurrences_skip_files_without_the_spelling(command: list[str], tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("def (:\n", encoding="utf-8")  # never parsed
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/a.py": "def emit():\n    return 1\n"},
+        "pkg/a.py",
+        "",
+        "emit",
+    )
+    assert _only(verdicts) == {("pkg/a.py", 1, "definition"): TARGET}
