@@ -368,6 +368,9 @@ class Occurrence:
     kind: str
     verdict: str = UNKNOWN
     reason: str = ""
+    on_import: bool = True
+    """For an ``attribute``: whether its receiver may be a module (a name this file
+    imports); a call's result, a literal or a local object is never one."""
 
 
 _STRING_KINDS = frozenset({"__all__", "getattr", "options"})
@@ -408,12 +411,27 @@ def occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
             add(Position(start_line, index), kind)
 
     dictionaries = _kwargs_dictionaries(tree)
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == spelling:
             add(at(node.lineno, node.col_offset), "name")
         elif isinstance(node, ast.Attribute) and node.attr == spelling:
             end = at(node.end_lineno or node.lineno, node.end_col_offset or 0)
-            add(Position(end.line, end.column - len(spelling)), "attribute")
+            receiver = node.value
+            on_import = isinstance(receiver, ast.Name) and receiver.id in imported
+            found.append(
+                Occurrence(
+                    path,
+                    Position(end.line, end.column - len(spelling)),
+                    "attribute",
+                    on_import=on_import or isinstance(receiver, ast.Attribute),
+                )
+            )
         elif isinstance(node, ast.arg) and node.arg == spelling:
             add(at(node.lineno, node.col_offset), "parameter")
         elif isinstance(node, ast.keyword) and node.arg == spelling:
@@ -582,26 +600,41 @@ class Classifier:
     """Decides, with the engine, what each occurrence of a target's spelling is.
 
     ``definition`` is where the target is defined (``definition_site``); ``member``: the
-    target is a class attribute, so an attribute that a subclass assigns is the same one.
+    target is a class attribute, so an attribute that a subclass assigns is the same one;
+    ``module_attribute``: a module's function, class or variable, which an attribute can
+    reach only through a module (``text.split`` on a local object is not it).
     References come from the engine once; an occurrence they leave out is decided by
     ``definition`` there: the target's (the engine's references missed it), something
     else's (a look-alike), or unknown when the answer is empty or is the callee rather
-    than a parameter.
+    than a parameter. ``definition=None`` (the target is no longer defined, e.g. after its
+    rename): what still resolves is something else, what does not is unknown.
     """
 
-    def __init__(self, server: LanguageServer, definition: Location, member: bool) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        definition: Location | None,
+        member: bool,
+        spelling: str,
+        *,
+        module_attribute: bool = False,
+    ) -> None:
         self.server = server
-        self.definition = definition
         self.member = member
-        line = server.line(definition.path, definition.start.line)
-        self.spelling = _identifier_at(line, definition.start.column)
-        self._target = (definition.path.resolve(), definition.start)
-        self._references = {
-            (location.path, location.start)
-            for location in server.references(definition.path, definition.start)
-        }
-        self._target_class = _enclosing_class(definition.path.resolve(), definition.start.line)
+        self.module_attribute = module_attribute
+        self.spelling = spelling
+        self._target: tuple[Path, Position] | None = None
+        self._references: set[tuple[Path, Position]] = set()
+        self._target_class: tuple[Path, int] | None = None
         self._inherits: dict[tuple[Path, int], bool] = {}
+        if definition is not None:
+            path = definition.path.resolve()
+            self._target = (path, definition.start)
+            self._references = {
+                (location.path, location.start)
+                for location in server.references(path, definition.start)
+            }
+            self._target_class = _enclosing_class(path, definition.start.line)
 
     def classify(self, found: Sequence[Occurrence]) -> list[Occurrence]:
         decided = [self._decide(occurrence) for occurrence in found]
@@ -627,10 +660,13 @@ class Classifier:
         answers = self.server.definition(path, occurrence.start)
         if any((a.path, a.start) == self._target for a in answers):
             return _with(occurrence, TARGET)
+        if not answers and self.module_attribute and not occurrence.on_import:
+            return _with(occurrence, OTHER)  # a module's attribute is reached through it
         if not answers:
-            return _with(occurrence, UNKNOWN, _UNRESOLVED[occurrence.kind])
+            reason = _UNRESOLVED[occurrence.kind] if self._target else _STALE
+            return _with(occurrence, UNKNOWN, reason)
         inside = [a for a in answers if _inside(a.path, self.server.root)]
-        if self.member and any(self._subclass_attribute(a) for a in inside):
+        if self._target_class and self.member and any(map(self._subclass_attribute, inside)):
             return _with(occurrence, TARGET)
         spelt = [
             a
@@ -665,6 +701,7 @@ class Classifier:
 
 
 _MAX_BASES_DEPTH = 20
+_STALE = "the target is not defined where the configuration says, and this does not resolve"
 _UNRESOLVED = {
     "keyword": "the engine cannot tell which parameter this keyword is "
     "(the callee may take `**kwargs`)",
@@ -737,19 +774,102 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def classify(
-    server: LanguageServer, files: Sequence[Path], spelling: str, definition: Location, member: bool
+    server: LanguageServer,
+    files: Sequence[Path],
+    spelling: str,
+    definition: Location,
+    member: bool,
+    *,
+    module_attribute: bool = False,
 ) -> list[Occurrence]:
     """Every occurrence of ``spelling`` in ``files``, each the target's, another thing's or
     unknown (with its reason); files without the spelling are not parsed."""
-    found: list[Occurrence] = []
+    found = occurrences_in(files, {spelling})[spelling]
+    classifier = Classifier(server, definition, member, spelling, module_attribute=module_attribute)
+    return classifier.classify(found)
+
+
+def occurrences_in(files: Sequence[Path], spellings: set[str]) -> dict[str, list[Occurrence]]:
+    """The occurrences of each spelling: each file is read once and tested for every
+    spelling at once, and parsed only for the spellings it holds (a file that does not
+    parse or decode has none)."""
+    found: dict[str, list[Occurrence]] = {spelling: [] for spelling in spellings}
     for path in files:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if spelling in text:
-            try:
-                found.extend(occurrences(path.resolve(), text, spelling))
-            except SyntaxError:
-                continue
-    return Classifier(server, definition, member).classify(found)
+        for spelling in spellings:
+            if spelling in text:
+                try:
+                    found[spelling].extend(occurrences(path.resolve(), text, spelling))
+                except (SyntaxError, ValueError):
+                    break
+    return found
+
+
+@dataclass(frozen=True)
+class RenameTarget:
+    """A qualified rename target, as the codemod needs it: the file of its module, the
+    dotted ``owner`` inside it (``""``: a module attribute), the old spelling, and whether
+    it is a keyword (a parameter of ``owner``) or a class attribute (``member``)."""
+
+    module: Path
+    owner: str
+    old: str
+    keyword: bool = False
+    member: bool = False
+
+
+@dataclass
+class Plan:
+    """Every target's classified occurrences; ``withheld`` names the targets with an
+    unknown occurrence: their safe rename is not applied."""
+
+    occurrences: dict[RenameTarget, list[Occurrence]]
+    missing: set[RenameTarget]
+    """Targets not defined in their module (e.g. already renamed): an occurrence that
+    still resolves is another thing's, one that does not is unknown."""
+
+    def unknown(self, target: RenameTarget) -> list[Occurrence]:
+        return [o for o in self.occurrences.get(target, ()) if o.verdict == UNKNOWN]
+
+    @property
+    def withheld(self) -> set[RenameTarget]:
+        return {t for t in self.occurrences if self.unknown(t)}
+
+
+def plan(
+    root: Path,
+    files: Sequence[Path],
+    targets: Sequence[RenameTarget],
+    command: Sequence[str] | None = None,
+) -> Plan:
+    """Classify every occurrence of every target in ``files``, paying per file, not per
+    file and target: each file is read once and tested for every spelling at once; each
+    file holding a spelling is parsed once per spelling it holds; the engine starts only
+    if some spelling occurs, and answers every target from the same (warm) process."""
+    found = occurrences_in(files, {target.old for target in targets})
+    result = Plan({}, set())
+    live = [t for t in targets if found[t.old]]
+    if not live:
+        return result
+    with LanguageServer(list(command) if command else ty_command(), root) as server:
+        for target in live:
+            start = definition_site(
+                target.module.resolve(), target.owner, target.old, target.keyword
+            )
+            definition = None
+            if start is None:
+                result.missing.add(target)
+            else:
+                definition = Location(target.module.resolve(), start, start)
+            classifier = Classifier(
+                server,
+                definition,
+                target.member,
+                target.old,
+                module_attribute=not target.owner,
+            )
+            result.occurrences[target] = classifier.classify(found[target.old])
+    return result

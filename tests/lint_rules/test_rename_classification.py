@@ -15,8 +15,10 @@ from lint_rules.codemod.references import (
     EngineMissing,
     LanguageServer,
     Location,
+    RenameTarget,
     classify,
     definition_site,
+    plan,
     ty_command,
 )
 
@@ -55,6 +57,7 @@ def _verdicts(
             old,
             Location(module_path, start, start),
             member,
+            module_attribute=not owner and not keyword,
         )
     resolved = root.resolve()
     verdicts: dict[tuple[str, int, str], tuple[str, str]] = {}
@@ -311,6 +314,10 @@ def test_a_function_named_like_a_str_method_leaves_the_method_alone(
 
                 def tokens(sql):
                     return str(sql).split(" ")
+
+
+                def fields(line):
+                    return line.split(",")  # an untyped receiver, but not a module
                 """,
             "use.py": """
                 from pkg import lexer
@@ -327,6 +334,7 @@ def test_a_function_named_like_a_str_method_leaves_the_method_alone(
         ("pkg/lexer.py", 6, "definition"): TARGET,
         ("pkg/lexer.py", 7, "attribute"): OTHER,
         ("pkg/lexer.py", 11, "attribute"): OTHER,
+        ("pkg/lexer.py", 15, "attribute"): OTHER,
         ("use.py", 2, "import"): TARGET,
         ("use.py", 4, "name"): TARGET,
         ("use.py", 4, "attribute"): f"{TARGET},{OTHER}",
@@ -380,3 +388,55 @@ def test_occurrences_skip_files_without_the_spelling(command: list[str], tmp_pat
         "emit",
     )
     assert _only(verdicts) == {("pkg/a.py", 1, "definition"): TARGET}
+
+
+def test_a_plan_without_any_spelling_in_the_files_never_starts_the_engine(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text("def emit():\n    return 1\n", encoding="utf-8")
+    target = RenameTarget(tmp_path / "a.py", "", "publish")
+    never = [str(tmp_path / "no-such-engine")]  # starting it would raise EngineMissing
+    result = plan(tmp_path, [tmp_path / "a.py"], [target], command=never)
+    assert result.occurrences == {}
+    assert result.withheld == set()
+
+
+def test_a_plan_answers_every_target_and_withholds_the_incomplete_ones(
+    command: list[str], tmp_path: Path
+) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/api.py": """
+            def send(path, *, cache_timeout=None, **options):
+                return path, cache_timeout, options.get("attachment_filename")
+
+
+            def parse(text):
+                return text
+            """,
+        "app.py": """
+            from pkg.api import parse, send
+
+            send("a", cache_timeout=1, attachment_filename="a")
+            print(parse("1"), "a b".split())
+            """,
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    api = tmp_path / "pkg/api.py"
+    timeout = RenameTarget(api, "send", "cache_timeout", keyword=True)
+    attachment = RenameTarget(api, "send", "attachment_filename", keyword=True)
+    parse = RenameTarget(api, "", "parse")
+    split = RenameTarget(api, "", "split")  # not defined there: `str.split` is something else
+    result = plan(
+        tmp_path, sorted(tmp_path.rglob("*.py")), [timeout, attachment, parse, split], command
+    )
+    assert [o.verdict for o in result.occurrences[timeout]] == [TARGET, TARGET, TARGET]
+    assert [o.verdict for o in result.occurrences[parse]] == [TARGET, TARGET, TARGET]
+    assert {o.verdict for o in result.occurrences[attachment]} == {UNKNOWN}
+    assert {o.kind for o in result.unknown(attachment)} == {"options", "keyword"}
+    assert [o.verdict for o in result.occurrences[split]] == [OTHER]
+    assert result.missing == {attachment, split}  # `send` has no such parameter
+    assert result.withheld == {attachment}
