@@ -17,9 +17,18 @@ a ``$'...'`` literal (as bash reads it), and the JSON that ``show``, ``pop`` and
 print has every non-printable character as a ``\\u`` escape, so no stored newline, ANSI or
 bidirectional control acts on the terminal.
 
+Only ``import`` creates anything: the other commands open the store with ``create=False``,
+so a SQLite file or PostgreSQL table that does not hold sessions yet is an error naming
+it, and ``list``, ``show``, ``export`` and ``stats`` change nothing. A session exists once
+it holds an item: ``show``, ``pop``, ``clear`` and ``export ID`` of a session without
+items fail alike (:func:`_check_exists`).
+
 Exit status: 0 on success, 1 when the command failed (one line on stderr: unreachable
-server, malformed input, bad option, empty session for ``pop``), 2 for a usage error, 130
-when interrupted.
+server, malformed input, a missing database or session), 2 for a usage error (argparse's,
+naming the option), 130 when interrupted (one Ctrl-C; every write is one atomic batch).
+
+A new subcommand is one ``command(...)`` call in :func:`_parser` and a coroutine
+``run(args) -> int``; ``_store(args.url)`` opens the store.
 """
 
 from __future__ import annotations
