@@ -873,3 +873,43 @@ def plan(
             )
             result.occurrences[target] = classifier.classify(found[target.old])
     return result
+
+
+class RenameError(ValueError):
+    """A rename's edits cannot be made whole (an occurrence is not where it was read)."""
+
+
+def rename_edits(
+    plan: Plan, target: RenameTarget, new: str, *, unsafe: bool = False
+) -> dict[Path, str]:
+    """The new text of every file the target's rename changes, built from its classified
+    occurrences: ``{}`` when the rename is withheld (an unknown occurrence) unless
+    ``unsafe``, which renames the occurrences known to be the target's and leaves the
+    unknown ones as they are (they stay findings). Every new text compiles, or
+    ``RenameError`` says which file does not: nothing is half-applied."""
+    found = plan.occurrences.get(target, [])
+    if target in plan.withheld and not unsafe:
+        return {}
+    by_file: dict[Path, list[Occurrence]] = {}
+    for occurrence in found:
+        if occurrence.verdict == TARGET:
+            by_file.setdefault(occurrence.path, []).append(occurrence)
+    changed: dict[Path, str] = {}
+    for path, sites in by_file.items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines(keepends=True)
+        for site in sorted(sites, key=lambda o: o.start, reverse=True):
+            line = lines[site.start.line - 1]
+            column = site.start.column
+            if line[column : column + len(target.old)] != target.old:
+                raise RenameError(
+                    f"{path}:{site.start.line}: `{target.old}` is not at column {column + 1}"
+                )
+            lines[site.start.line - 1] = line[:column] + new + line[column + len(target.old) :]
+        result = "".join(lines)
+        try:
+            compile(result, str(path), "exec", dont_inherit=True)
+        except SyntaxError as error:
+            raise RenameError(f"{path}: the renamed file does not compile: {error.msg}") from None
+        changed[path] = result
+    return changed

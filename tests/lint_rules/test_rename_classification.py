@@ -19,6 +19,7 @@ from lint_rules.codemod.references import (
     classify,
     definition_site,
     plan,
+    rename_edits,
     ty_command,
 )
 
@@ -440,3 +441,81 @@ def test_a_plan_answers_every_target_and_withholds_the_incomplete_ones(
     assert [o.verdict for o in result.occurrences[split]] == [OTHER]
     assert result.missing == {attachment, split}  # `send` has no such parameter
     assert result.withheld == {attachment}
+
+
+_FIELDS = """
+    class Field:
+        def __init__(self, *, missing=None):
+            self.value = missing
+
+
+    class String(Field):
+        pass
+    """
+_SCHEMA = """
+    from pkg import fields
+
+    FieldClass = fields.String
+    VALUES = [fields.Field(missing=1).value, FieldClass(missing=2).value]
+    """
+
+
+def _project(root: Path, files: dict[str, str]) -> list[Path]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return sorted(root.rglob("*.py"))
+
+
+def _values(root: Path) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import pkg.schema; print(pkg.schema.VALUES)"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
+def test_a_complete_keyword_rename_renames_the_parameter_and_every_call(
+    command: list[str], tmp_path: Path
+) -> None:
+    files = _project(
+        tmp_path, {"pkg/__init__.py": "", "pkg/fields.py": _FIELDS, "pkg/schema.py": _SCHEMA}
+    )
+    target = RenameTarget(tmp_path / "pkg/fields.py", "Field", "missing", keyword=True)
+    result = plan(tmp_path, files, [target], command)
+    assert result.withheld == set()
+    changed = rename_edits(result, target, "load_default")
+    assert sorted(path.name for path in changed) == ["fields.py", "schema.py"]
+    for path, text in changed.items():
+        path.write_text(text, encoding="utf-8")
+    assert _values(tmp_path) == "[1, 2]"  # the behaviour is unchanged
+    assert "missing" not in (tmp_path / "pkg/schema.py").read_text(encoding="utf-8")
+
+
+def test_an_incomplete_rename_is_withheld_and_unsafe_renames_only_the_known_part(
+    command: list[str], tmp_path: Path
+) -> None:
+    fields = textwrap.dedent(_FIELDS) + (
+        "\n\nclass Integer(Field):\n"
+        "    def __init__(self, **kwargs):\n"
+        "        super().__init__(**kwargs)\n"
+    )
+    schema = textwrap.dedent(_SCHEMA) + "VALUES.append(fields.Integer(missing=3).value)\n"
+    files = _project(
+        tmp_path, {"pkg/__init__.py": "", "pkg/fields.py": fields, "pkg/schema.py": schema}
+    )
+    target = RenameTarget(tmp_path / "pkg/fields.py", "Field", "missing", keyword=True)
+    result = plan(tmp_path, files, [target], command)
+    assert result.withheld == {target}
+    (unknown,) = result.unknown(target)
+    assert (unknown.path.name, unknown.start.line, unknown.kind) == ("schema.py", 5, "keyword")
+    assert rename_edits(result, target, "load_default") == {}
+    partial = rename_edits(result, target, "load_default", unsafe=True)
+    assert "fields.Integer(missing=3)" in partial[(tmp_path / "pkg/schema.py").resolve()]
