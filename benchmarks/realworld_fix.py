@@ -47,6 +47,7 @@ PYTEST = (
     "--continue-on-collection-errors",  # a module needing an absent extra fails alone
 )
 """pluggy is not among the projects: pytest imports it, so its own tree cannot be tested."""
+PIP_INSTALL = (sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target")
 TEST_TIMEOUT = 1800
 """Seconds one test-suite run may take."""
 
@@ -68,6 +69,10 @@ class Project:
     """pytest arguments (paths) of the test suite."""
     label: str = ""
     """Tells two configurations of one project apart in the table."""
+    requirements: tuple[str, ...] = ()
+    """Pinned packages its tests need beyond this venv's, installed with ``pip install
+    --target`` under ``--work`` and put on ``PYTHONPATH`` after the project's own tree
+    (never into this venv)."""
 
     @property
     def key(self) -> str:
@@ -110,6 +115,58 @@ PROJECTS = (
         "agents",
         'handoff_occured = "handoff_occurred"',  # noqa: LR001
         "the misspelt stream event name (issue 11's own case)",
+    ),
+    # Issue 21's shapes, on projects not used before.
+    Project(
+        "marshmallow",
+        "3.12.2",
+        "marshmallow",
+        '"marshmallow.fields:Field.__init__(missing)" = "load_default"',
+        "changelog 3.13.0: `missing` is renamed `load_default` (a constructor keyword that"
+        " subclasses forward through `**kwargs`)",
+        requirements=("pytz==2023.3", "simplejson==3.19.1"),
+    ),
+    Project(
+        "Flask",
+        "1.1.4",
+        "flask",
+        '"flask.helpers:send_file(cache_timeout)" = "max_age"',
+        "changelog 2.0.0: `send_file`'s `cache_timeout` is renamed `max_age` (re-exported as"
+        " `flask.send_file`, forwarded by `send_from_directory(**options)`)",
+        requirements=(
+            "Werkzeug==1.0.1",
+            "Jinja2==2.11.3",
+            "itsdangerous==1.1.0",
+            "click==7.1.2",
+            "MarkupSafe==2.0.1",
+        ),
+    ),
+    Project(
+        "sqlparse",
+        "0.4.4",
+        "sqlparse",
+        '"sqlparse:format(keyword_case)" = "keyword_style"',
+        "realistic: a keyword `format` only reads from `**options` (`options.get`)",
+        sources=".",
+        label="options",
+    ),
+    Project(
+        "sqlparse",
+        "0.4.4",
+        "sqlparse",
+        'split = "split_statements"',
+        "realistic: a bare rename of a user function named like `str.split`",
+        sources=".",
+        label="bare",
+    ),
+    Project(
+        "packaging",
+        "21.3",
+        "packaging",
+        '"packaging.version:parse" = "parse_version"',
+        "realistic: a module-level function listed in `__all__`",
+        sources=".",
+        requirements=("pretend==1.0.9",),
     ),
 )
 
@@ -205,6 +262,7 @@ def check_project(project: Project, work: Path) -> Outcome:
     unpack(sdist, before)
     shutil.copytree(before, after, symlinks=True)
     configure(after, project.rename)
+    install_requirements(project, work)
     outcome = Outcome(project)
     outcome.imports_before = imports(before, project)
     outcome.tests_before = run_tests(before, project, tree / "before.xml")
@@ -284,6 +342,24 @@ def download(project: Project, directory: Path) -> Path:
     return found[0]
 
 
+def install_requirements(project: Project, work: Path) -> None:
+    target = _requirements_directory(project, work)
+    marker = target / ".installed"
+    wanted = "\n".join(project.requirements)
+    if not project.requirements or (marker.exists() and marker.read_text() == wanted):
+        return
+    shutil.rmtree(target, ignore_errors=True)
+    subprocess.run(
+        [*PIP_INSTALL, str(target), *project.requirements],
+        check=True,
+    )
+    marker.write_text(wanted)
+
+
+def _requirements_directory(project: Project, work: Path) -> Path:
+    return work / "requirements" / project.key
+
+
 def unpack(sdist: Path, target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target.parent.parent) as scratch:
         with tarfile.open(sdist) as archive:
@@ -304,6 +380,8 @@ def configure(root: Path, rename: str) -> None:
 def _environment(root: Path, project: Project) -> dict[str, str]:
     environment = dict(os.environ)
     paths = [str(root / project.sources), str(root)]
+    if project.requirements:
+        paths.append(str(_requirements_directory(project, root.parent.parent)))
     environment["PYTHONPATH"] = os.pathsep.join(paths)
     environment["PYTHONDONTWRITEBYTECODE"] = "1"
     for name in ("OPENAI_API_KEY", "HTTP_PROXY", "HTTPS_PROXY"):
