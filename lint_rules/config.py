@@ -178,7 +178,7 @@ def parse_config(
 
     The rules are instantiated once to validate their options, with modules looked up
     from ``root`` (see ``static.project_root``)."""
-    from lint_rules.static import project_root
+    from lint_rules.analysis.declarations import project_root
 
     where = f"{source} [tool.lint_rules]"
     if not isinstance(table, dict):

@@ -1,6 +1,6 @@
 """``python -m lint_rules protocols``: mypy's verdict on every protocol implementation.
 
-For each class that implements a configured protocol (``lint_rules.conformance``
+For each class that implements a configured protocol (``lint_rules.analysis.conformance``
 finds them, as for LR003), a generated *probe module* imports the class and the
 protocol and returns one as the other::
 
@@ -39,19 +39,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from lint_rules.cache import CACHE_DIRECTORY
+from lint_rules.engine.cache import CACHE_DIRECTORY
 from lint_rules.config import Config, load_config
-from lint_rules.conformance import (
+from lint_rules.analysis.conformance import (
     ProtocolTarget,
     configured_targets,
     find_implementations,
     matching_targets,
 )
-from lint_rules.discovery import discover
-from lint_rules.engine import decode_source, display_path
-from lint_rules.report import Located, render, summary
+from lint_rules.engine.discovery import discover
+from lint_rules.engine.run import decode_source, display_path
+from lint_rules.output.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
-from lint_rules.static import file_source, project_root
+from lint_rules.analysis.declarations import file_source, project_root
 
 CODE = "LR100"
 NAME = "protocol-mismatch"

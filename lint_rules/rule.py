@@ -350,7 +350,7 @@ def project_stamp(root: Path) -> str:
     time): what a cached result that read the project (``note_project_read``) holds for."""
     import hashlib
 
-    from lint_rules.discovery import discover
+    from lint_rules.engine.discovery import discover
 
     digest = hashlib.blake2b(digest_size=16)
     for path in discover([root], root, ()):
@@ -375,7 +375,7 @@ def project_index(root: Path | None) -> ProjectIndex:
     note_project_read()
     index = _PROJECT_INDEXES.get(root)
     if index is None:
-        from lint_rules.discovery import discover
+        from lint_rules.engine.discovery import discover
 
         definitions: set[str] = set()
         packages: set[str] = set()

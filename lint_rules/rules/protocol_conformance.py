@@ -4,14 +4,14 @@ import re
 from pathlib import Path
 
 from lint_rules.config import find_pyproject
-from lint_rules.conformance import (
+from lint_rules.analysis.conformance import (
     OPTION,
     configured_targets,
     find_implementations,
     matching_targets,
 )
 from lint_rules.rule import Invalid, Rule, RuleOptions, Valid
-from lint_rules.static import file_source
+from lint_rules.analysis.declarations import file_source
 
 _SESSION = {"protocols": {"agent_sessions.protocol:Session": ["*.py"]}}
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from lint_rules.consistency import absolute_module, module_name
+from lint_rules.analysis.consistency import absolute_module, module_name
 from lint_rules.rule import ConfigError, FileContext, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lint_rules import timing
-from lint_rules.collected import CollectedTest, collected_tests, is_test_file, rename_test
-from lint_rules.ownership import FileNames
+from lint_rules.analysis.collected import CollectedTest, collected_tests, is_test_file, rename_test
+from lint_rules.analysis.ownership import FileNames
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -29,7 +29,7 @@ from lint_rules.rule import (
     Valid,
     is_private,
 )
-from lint_rules.typos_runner import (
+from lint_rules.analysis.typos import (
     TYPOS_CONFIG_NAMES,
     Misspelling,
     PendingTypos,
@@ -41,7 +41,7 @@ from lint_rules.typos_runner import (
 )
 
 if TYPE_CHECKING:
-    from lint_rules.renamer import ScopeRenamer
+    from lint_rules.codemod.renamer import ScopeRenamer
 
 # The examples' misspellings (the seed's list) are built from parts so that this
 # repository's own typos run does not flag this file.
@@ -598,7 +598,7 @@ class _Placer:
 
     def _renamer(self) -> ScopeRenamer:
         if self._names is None:
-            from lint_rules.renamer import ScopeRenamer  # libcst: only for scope analysis
+            from lint_rules.codemod.renamer import ScopeRenamer  # libcst: only for scope analysis
 
             values = [value for _, _, value in self.strings]
             self._names = ScopeRenamer(self.text, self.file.cst_wrapper, values)

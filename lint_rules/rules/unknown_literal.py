@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lint_rules.receivers import ELEMENT, Knowledge, Types, annotation_types, receiver_types
+from lint_rules.analysis.receivers import ELEMENT, Knowledge, Types, annotation_types, receiver_types
 from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
-from lint_rules.static import ClassFacts, class_facts, literal_values, recording
+from lint_rules.analysis.declarations import ClassFacts, class_facts, literal_values, recording
 
 # The examples read this repository's own declaration, not the installed SDK's.
 _EVENTS = {"literals": {"RunItemStreamEvent.name": "agent_sessions.events:RunItemEventName"}}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.config import load_config
-from lint_rules.engine import Checker, RunOptions, run
+from lint_rules.engine.run import Checker, RunOptions, run
 from lint_rules.rule import Rule
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.stale_name import StaleNameRule

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lint_rules import timing
-from lint_rules.results import RunOptions
+from lint_rules.engine.results import RunOptions
 from lint_rules.rule import ConfigError, FileContext, Finding, Rule
 
 _NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)

@@ -18,15 +18,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lint_rules.fixes import write_atomic
-from lint_rules.results import FileResult, RunOptions
+from lint_rules.engine.fixes import write_atomic
+from lint_rules.engine.results import FileResult, RunOptions
 from lint_rules.rule import Edit, Finding, Fix, Rule, project_stamp
 
 if TYPE_CHECKING:
     from lint_rules.config import Config
 
 CACHE_DIRECTORY = ".lint_rules_cache"
-_PACKAGE_DIRECTORY = Path(__file__).parent
+_PACKAGE_DIRECTORY = Path(__file__).parent.parent
+"""The lint_rules package: its sources are part of the run key."""
 
 
 def content_digest(data: bytes) -> str:

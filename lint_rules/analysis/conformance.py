@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lint_rules.rule import ConfigError
-from lint_rules.static import (
+from lint_rules.analysis.declarations import (
     Member,
     ModuleSource,
     Parameter,

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from lint_rules import timing
-from lint_rules.cache import ResultCache, content_digest
-from lint_rules.checker import Checker, file_error
+from lint_rules.engine.cache import ResultCache, content_digest
+from lint_rules.engine.checker import Checker, file_error
 from lint_rules.config import Config, Configurations
-from lint_rules.consistency import settle
-from lint_rules.discovery import discover
-from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
-from lint_rules.results import Change, FileResult, RunOptions, RunResult
+from lint_rules.analysis.consistency import settle
+from lint_rules.engine.discovery import discover
+from lint_rules.engine.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
+from lint_rules.engine.results import Change, FileResult, RunOptions, RunResult
 from lint_rules.rule import Finding, Rule, forget_projects, project_reads
-from lint_rules.static import project_root
+from lint_rules.analysis.declarations import project_root
 
 if TYPE_CHECKING:
     import pathspec

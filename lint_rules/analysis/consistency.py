@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from lint_rules.discovery import discover
-from lint_rules.results import FileResult
+from lint_rules.engine.discovery import discover
+from lint_rules.engine.results import FileResult
 
 MAX_ROUNDS = 5
 """How many times withheld renames may uncover further inconsistencies."""
