@@ -2,16 +2,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lint_rules.config import find_pyproject
 from lint_rules.analysis.conformance import (
     OPTION,
     configured_targets,
     find_implementations,
     matching_targets,
 )
-from lint_rules.rule import Invalid, Rule, RuleOptions, Valid
 from lint_rules.analysis.declarations import file_source
+from lint_rules.config import find_pyproject
+from lint_rules.rule import Invalid, Rule, RuleOptions, Valid
+
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import Project
 
 _SESSION = {"protocols": {"agent_sessions.protocol:Session": ["*.py"]}}
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
@@ -191,9 +195,9 @@ class ProtocolConformanceRule(Rule):
         ),
     )  # fmt: skip
 
-    def __init__(self, options: RuleOptions) -> None:
+    def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
-        self.targets = configured_targets(options)
+        self.targets = configured_targets(options, project.declarations if project else None)
         self._root: Path | None = None
 
     def prefilter(self, text: str) -> bool:
@@ -206,7 +210,9 @@ class ProtocolConformanceRule(Rule):
         matching = matching_targets(self.targets, self.file.path, self.root)
         if not matching:
             return
-        source = file_source(self.file.path.resolve(), self.file.ast_tree)
+        source = file_source(
+            self.file.path.resolve(), self.file.ast_tree, self.file.project.declarations
+        )
         for target in matching:
             for implementation in find_implementations(source, target.protocol):
                 for problem in implementation.problems():

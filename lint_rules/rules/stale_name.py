@@ -462,7 +462,7 @@ class StaleNameRule(Rule):
         module = imports.get(receiver) if receiver is not None else None
         if module is None:
             return False
-        project = self.file.project  # read once per process, and only when needed here
+        project = self.file.project.index  # read once per run, and only when needed here
         return module.split(".")[0] not in project.packages and old in project.definitions
 
     def _resolver(self) -> Resolver | None:

@@ -18,6 +18,16 @@ from typing import TYPE_CHECKING
 from lint_rules import timing
 from lint_rules.analysis.collected import CollectedTest, collected_tests, is_test_file, rename_test
 from lint_rules.analysis.ownership import FileNames
+from lint_rules.analysis.typos import (
+    TYPOS_CONFIG_NAMES,
+    Misspelling,
+    PendingTypos,
+    find_typos,
+    run_typos_on_text,
+    start_typos_on_files,
+    typos_config,
+    typos_root,
+)
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -28,16 +38,6 @@ from lint_rules.rule import (
     RuleOptions,
     Valid,
     is_private,
-)
-from lint_rules.analysis.typos import (
-    TYPOS_CONFIG_NAMES,
-    Misspelling,
-    PendingTypos,
-    find_typos,
-    run_typos_on_text,
-    start_typos_on_files,
-    typos_config,
-    typos_root,
 )
 
 if TYPE_CHECKING:
@@ -511,7 +511,7 @@ class _Placer:
             if span.start() <= start - line_start and end - line_start <= span.end():
                 return "; not fixed: it is inline code"
         word = self._word_at(start, end)
-        if word in _file_names(self.file.ast_tree) or word in self.file.project.definitions:
+        if word in _file_names(self.file.ast_tree) or word in self.file.project.index.definitions:
             return f"; not fixed: `{word}` names code in this project"
         return ""
 

@@ -5,10 +5,22 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lint_rules.analysis.receivers import ELEMENT, Knowledge, Types, annotation_types, receiver_types
+from lint_rules.analysis.declarations import (
+    ClassFacts,
+    Declarations,
+    class_facts,
+    literal_values,
+)
+from lint_rules.analysis.receivers import (
+    ELEMENT,
+    Knowledge,
+    Types,
+    annotation_types,
+    receiver_types,
+)
 from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
-from lint_rules.analysis.declarations import ClassFacts, class_facts, literal_values, recording
 
 # The examples read this repository's own declaration, not the installed SDK's.
 _EVENTS = {"literals": {"RunItemStreamEvent.name": "agent_sessions.events:RunItemEventName"}}
@@ -234,10 +246,11 @@ class UnknownLiteralRule(Rule):
         ),
     )  # fmt: skip
 
-    def __init__(self, options: RuleOptions) -> None:
+    def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
+        declarations = project.declarations if project is not None else Declarations(None)
         self.fields = _with_renamed_values(
-            parse_literals(options.get("literals", {})), options.get("renames", {})
+            parse_literals(options.get("literals", {}), declarations), options.get("renames", {})
         )
         self.by_attribute: dict[str, list[Field]] = {}
         self.by_class: dict[str, dict[str, Field]] = {}
@@ -486,11 +499,15 @@ def _knowledge(fields: Sequence[Field]) -> Knowledge:
     return Knowledge(classes, discriminators, producers)
 
 
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import Project
+
 _ENTRY_KEYS = ("values", "discriminator", "producers")
 
 
-def parse_literals(table: object) -> list[Field]:
-    """Validate ``[tool.lint_rules.literals]`` and read each declaration's values."""
+def parse_literals(table: object, declarations: Declarations) -> list[Field]:
+    """Validate ``[tool.lint_rules.literals]`` and read each declaration's values
+    (through ``declarations``: the project's)."""
     if not isinstance(table, dict):
         raise ConfigError('\'literals\' must be a table of "Class.attr" = "module:Name"')
     fields = []
@@ -504,12 +521,12 @@ def parse_literals(table: object) -> list[Field]:
         if not module or not all(part.isidentifier() for part in name.split(".")):
             raise ConfigError(f"'literals' {key!r}: {target!r} is not \"module:Name\"")
         try:
-            with recording() as sources:
-                values = literal_values(module, name)
+            with declarations.recording() as sources:
+                values = literal_values(module, name, declarations)
                 facts = None
                 if owner is not None:
                     declaring = name.split(".")[-2] if "." in name else owner
-                    facts = class_facts(module, declaring, parts[-1])
+                    facts = class_facts(module, declaring, parts[-1], declarations)
         except ConfigError as error:
             raise ConfigError(f"'literals' {key!r}: {error}") from error
         field = Field(str(key), parts[-1], owner, frozenset(values), frozenset(sources))
