@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from lint_rules import timing
-from lint_rules.analysis.consistency import settle
 from lint_rules.analysis.project import Project
 from lint_rules.config import Config, Configurations
 from lint_rules.engine.cache import ResultCache, content_digest
@@ -28,6 +27,7 @@ from lint_rules.engine.checker import Checker, file_error
 from lint_rules.engine.discovery import discover, project_files
 from lint_rules.engine.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
 from lint_rules.engine.results import Change, FileResult, RunOptions, RunResult
+from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:

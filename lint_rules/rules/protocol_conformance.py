@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
     from lint_rules.analysis.project import Project
 
 _SESSION = {"protocols": {"agent_sessions.protocol:Session": ["*.py"]}}
-_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
 
 class ProtocolConformanceRule(Rule):
@@ -217,8 +215,8 @@ class ProtocolConformanceRule(Rule):
             for implementation in find_implementations(source, target.protocol):
                 for problem in implementation.problems():
                     start = self.file.offset(problem.node.lineno, problem.node.col_offset)
-                    keyword = _DEFINITION.match(self.file.text, start)
-                    name_start = keyword.end() if keyword is not None else start
+                    name = self.file.definition_name(problem.node)
+                    name_start = name[0] if name is not None else start
                     message = self.MESSAGE.format(
                         cls=problem.owner,
                         problem=problem.text,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lint_rules import timing
-from lint_rules.analysis.collected import CollectedTest, collected_tests, is_test_file, rename_test
+from lint_rules.analysis.collected import CollectedTest, collected_tests, is_test_file
 from lint_rules.analysis.ownership import FileNames
 from lint_rules.analysis.typos import (
     TYPOS_CONFIG_NAMES,
@@ -28,6 +28,8 @@ from lint_rules.analysis.typos import (
     typos_config,
     typos_root,
 )
+from lint_rules.codemod.renamer import rename_test
+from lint_rules.codemod.renames import parse_renames
 from lint_rules.rule import (
     ConfigError,
     Edit,
@@ -41,7 +43,7 @@ from lint_rules.rule import (
 )
 
 if TYPE_CHECKING:
-    from lint_rules.codemod.renamer import ScopeRenamer
+    from lint_rules.codemod.scope_renamer import ScopeRenamer
 
 # The examples' misspellings (the seed's list) are built from parts so that this
 # repository's own typos run does not flag this file.
@@ -231,7 +233,7 @@ class TypoRule(Rule):
         self._clean_digests: set[str] = set()
         self._pending: tuple[list[Path], PendingTypos] | None = None
         self._batch_error: ConfigError | None = None
-        self.renamed = _renamed_names(options.get("renames"))
+        self.renamed = parse_renames(options.get("renames", {})).old_names
         """The old names of ``[tool.lint_rules.renames]``: LR001's to report, not ours."""
 
     @classmethod
@@ -478,9 +480,7 @@ class _Placer:
     def _public_definition(self, offset: int) -> str | None:
         """The kind of the public definition whose name starts at ``offset``, if any."""
         if self._definitions is None:
-            self._definitions, self._imports = _public_definitions(
-                self.text, self.file.ast_tree, self._range
-            )
+            self._definitions, self._imports = _public_definitions(self.file)
         return self._definitions.get(offset)
 
     def _public_site(self, offset: int) -> str | None:
@@ -598,10 +598,12 @@ class _Placer:
 
     def _renamer(self) -> ScopeRenamer:
         if self._names is None:
-            from lint_rules.codemod.renamer import ScopeRenamer  # libcst: only for scope analysis
+            from lint_rules.codemod.scope_renamer import (
+                ScopeRenamer,  # libcst: only for scope analysis
+            )
 
             values = [value for _, _, value in self.strings]
-            self._names = ScopeRenamer(self.text, self.file.cst_wrapper, values)
+            self._names = ScopeRenamer(self.file, values)
         return self._names
 
     def _offset(self, misspelling: Misspelling) -> int:
@@ -672,20 +674,16 @@ def _ambiguous(misspelling: Misspelling) -> str:
     return ""
 
 
-_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
-
-
-def _public_definitions(
-    text: str, tree: ast.Module, node_range: Callable[[ast.AST], tuple[int, int]]
-) -> tuple[dict[int, str], list[tuple[int, int]]]:
+def _public_definitions(file: FileContext) -> tuple[dict[int, str], list[tuple[int, int]]]:
     """Public definitions by the offset of their name, and the ranges of imports.
 
     Public definitions: functions, classes and methods, and names assigned in a module
     or class body (outside functions and comprehensions, which hold locals).
     """
+    node_range = file.node_range
     definitions: dict[int, str] = {}
     imports: list[tuple[int, int]] = []
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, inside a class body)
+    stack: list[tuple[ast.AST, bool]] = [(file.ast_tree, False)]  # (node, inside a class body)
     while stack:
         node, in_class = stack.pop()
         for child in ast.iter_child_nodes(node):
@@ -695,9 +693,9 @@ def _public_definitions(
                 if not is_private(child.name):
                     kind = "class" if isinstance(child, ast.ClassDef) else "function"
                     kind = "method" if in_class and kind == "function" else kind
-                    keyword_match = _DEFINITION.match(text, node_range(child)[0])
-                    if keyword_match is not None:
-                        definitions[keyword_match.end()] = f"public {kind}"
+                    spelt = file.definition_name(child)
+                    if spelt is not None:
+                        definitions[spelt[0]] = f"public {kind}"
                 if isinstance(child, ast.ClassDef):
                     stack.append((child, True))
                 continue  # a function's body holds locals: scope analysis decides those
@@ -759,19 +757,3 @@ def _toml_string(value: str) -> str:
     import json  # a JSON string of printable text is a TOML basic string
 
     return json.dumps(value, ensure_ascii=False)
-
-
-_RENAME_KEY_PARTS = re.compile(r"[:.()]")
-
-
-def _renamed_names(renames: object) -> frozenset[str]:
-    """The names ``renames`` renames (``old``, ``module:old``, ``module:Class.old``,
-    ``module:function(old)``); LR001 validates the table, so anything else is skipped."""
-    if not isinstance(renames, dict):
-        return frozenset()
-    names = set()
-    for key in renames:
-        parts = [part for part in _RENAME_KEY_PARTS.split(str(key)) if part]
-        if parts:
-            names.add(parts[-1])
-    return frozenset(names)

@@ -20,6 +20,7 @@ from lint_rules.analysis.receivers import (
     annotation_types,
     receiver_types,
 )
+from lint_rules.codemod.renames import Renames, parse_renames
 from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
 
 # The examples read this repository's own declaration, not the installed SDK's.
@@ -250,7 +251,8 @@ class UnknownLiteralRule(Rule):
         super().__init__(options)
         declarations = project.declarations if project is not None else Declarations(None)
         self.fields = _with_renamed_values(
-            parse_literals(options.get("literals", {}), declarations), options.get("renames", {})
+            parse_literals(options.get("literals", {}), declarations),
+            parse_renames(options.get("renames", {})),
         )
         self.by_attribute: dict[str, list[Field]] = {}
         self.by_class: dict[str, dict[str, Field]] = {}
@@ -469,17 +471,16 @@ class Field:
     """Functions and methods whose result is (or iterates over) the class or a union."""
 
 
-def _with_renamed_values(fields: list[Field], renames: object) -> list[Field]:
+def _with_renamed_values(fields: list[Field], renames: Renames) -> list[Field]:
     """Allow the new spelling of a value that ``renames`` (LR001) renames: the
     declaration is renamed in the same ``fix``, and until then both spellings are
     valid, so the two rules never undo each other's fixes."""
-    if not isinstance(renames, dict) or not renames:
+    if not renames.bare:
         return fields
     return [
         replace(
             field,
-            values=field.values
-            | {new for old, new in renames.items() if old in field.values and isinstance(new, str)},
+            values=field.values | {new for old, new in renames.bare.items() if old in field.values},
         )
         for field in fields
     ]
