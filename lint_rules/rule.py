@@ -4,7 +4,10 @@ Writing a rule
 ==============
 One rule is one module in ``lint_rules/rules/``, registered in
 ``lint_rules/rules/__init__.py`` (``ALL_RULES``). The module is the rule's
-documentation and its tests::
+documentation and its tests; what it needs to know about code beyond one visitor
+(declarations, receivers, whose a name is, how a rename is carried out) lives in
+``lint_rules/analysis/`` and ``lint_rules/codemod/``, which it calls. A rule never
+imports ``lint_rules.engine`` (a test holds this)::
 
     class StaleNameRule(Rule):
         '''Flags uses of a name that was renamed.
@@ -61,7 +64,12 @@ Class attributes
              values of its keys that are present (``RuleOptions``) and validates
              them, raising ``ConfigError`` with a message that names the key.
              A rule is instantiated once in the main process (to validate the
-             configuration before any work) and once per worker process.
+             configuration before any work) and once per worker process, by
+             ``Rule.create``: a rule whose ``__init__`` also takes ``project``
+             (``def __init__(self, options, project=None)``) gets the run's
+             ``Project``, to read declarations through
+             (``project.declarations``); built by hand without one (a test),
+             it reads them from the working directory.
 ``SEVERITY`` ``"error"`` (the default), ``"warning"`` or ``"note"``: the SARIF
              ``level`` of the rule's findings (``--format sarif``).
 ``READS``    keys owned by another rule that this rule also receives, unvalidated
@@ -121,6 +129,8 @@ re-checks every file. Default: none.
 Reporting
 ---------
 ``self.file`` is the ``FileContext`` of the file being checked: ``path``,
+``project`` (the run's ``Project``: ``index`` of what the project defines,
+``names`` of what it binds, ``declarations``; see ``analysis/project.py``),
 ``root`` (the project root, ``None`` outside a project), ``text`` (decoded,
 BOM dropped, line endings kept), ``lines``, ``line_starts``, ``ast_tree``,
 ``cst_module``, ``cst_wrapper``, ``offset(line, byte_column)`` (an ``ast``
@@ -153,7 +163,10 @@ Findings are cached by file content and configuration. A rule whose findings
 also depend on something outside both (a tool's version, the tool's own config
 file) returns a description of it from ``cache_fingerprint(directory)``, called
 once per run for each directory of checked files; a cached result is used only
-while that description is unchanged. Default: ``""``.
+while that description is unchanged. Default: ``""``. Findings that read other files
+of the project (``self.file.project.index`` or ``.names``: the ``Project`` notes each
+such read, ``note_read``) are cached with a stamp of the project's files, and checked
+again once any of them changes.
 """
 
 from __future__ import annotations
