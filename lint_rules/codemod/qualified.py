@@ -23,7 +23,7 @@ from libcst.metadata import (
 )
 
 from lint_rules.analysis.consistency import absolute_module, module_name
-from lint_rules.codemod.renames import Target
+from lint_rules.analysis.renames import Target
 from lint_rules.codemod.scopes import FileScopes
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lint_rules.analysis.consistency import module_name
-from lint_rules.codemod.renames import Renames, Target
+from lint_rules.analysis.renames import Renames, Target
 from lint_rules.codemod.symbols import BUILTINS, Symbols
 from lint_rules.rule import Edit
 

@@ -25,28 +25,13 @@ from lint_rules.config import Config, Configurations
 from lint_rules.engine.cache import ResultCache, content_digest
 from lint_rules.engine.checker import Checker, file_error
 from lint_rules.engine.discovery import discover, project_files
-from lint_rules.engine.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
+from lint_rules.engine.fixes import fix_text, unified_diff, write_atomic
 from lint_rules.engine.results import Change, FileResult, RunOptions, RunResult
 from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
     import pathspec
-
-__all__ = [
-    "MAX_FIX_PASSES",
-    "Checker",
-    "FileResult",
-    "RunOptions",
-    "RunResult",
-    "Worker",
-    "decode_source",
-    "display_path",
-    "fix_text",
-    "run",
-    "run_stdin",
-]
-"""Besides its own names, the run types and ``Checker`` are importable from here as before."""
 
 HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from lint_rules.analysis.renames import parse_renames
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
-from lint_rules.codemod.renames import parse_renames
 from lint_rules.rule import Fix, Invalid, Rule, RuleOptions, Valid
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001

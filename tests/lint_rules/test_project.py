@@ -13,8 +13,8 @@ import pytest
 
 from lint_rules.analysis.project import Project
 from lint_rules.config import load_config
-from lint_rules.engine.run import open_project, run
 from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import open_project, run
 from lint_rules.rule import ConfigError, FileContext
 from lint_rules.rules import ALL_RULES
 
