@@ -10,11 +10,13 @@ Three comparisons, each printed as a markdown table, side by side in one run:
     the modules that cost the most to import.
 ``protocols``
     ``lint_rules protocols`` on a copy of the Agents SDK's sdist with its Session
-    implementations configured, against plain ``mypy`` on the same implementation
-    files with the same settings and its own cache: cold (no cache), warm (nothing
-    changed) and warm after an edit to one implementation, alternately breaking
-    ``RedisSession.pop_item`` (every run must report exactly that class) and
-    restoring it (every run must report nothing).
+    implementations configured: cold (no cache, no daemon), warm (nothing changed) and
+    warm after an edit, alternately breaking ``pop_item`` (every run must report exactly
+    that class) and restoring it (every run must report nothing), of a leaf
+    implementation (``RedisSession``) and of one the package's ``__init__`` re-exports
+    (``SQLiteSession``). Each run uses mypy's daemon; the cold run and the first edit of
+    each class also run ``protocols --no-daemon`` and plain ``mypy`` on the same files
+    with the same settings (each with its own cache).
 ``tree``
     A cold ``check --no-cache`` of the whole SDK sdist (about 970 files) with all four
     rules configured, against ``ruff check --select ALL --no-cache``, interleaved,
@@ -62,8 +64,12 @@ get_distribution = "get_dist"
 [tool.lint_rules.protocols]
 "agents.memory.session:Session" = ["src/agents/memory/*.py", "src/agents/extensions/memory/*.py"]
 """
-EDITED_FILE = "src/agents/extensions/memory/redis_session.py"
-EDITED_CLASS = "RedisSession"
+EDITS = {
+    # A module nothing else in the package imports.
+    "leaf": ("src/agents/extensions/memory/redis_session.py", "RedisSession"),
+    # `agents/__init__.py` re-exports it: plain incremental mypy re-checks most of the package.
+    "re-exported": ("src/agents/memory/sqlite_session.py", "SQLiteSession"),
+}
 ORIGINAL = "    async def pop_item(self) -> "
 BROKEN = "    async def pop_item(self, extra: int) -> "
 
@@ -194,6 +200,9 @@ def import_profile(command: list[str], top: int = 12) -> None:
 
 
 def protocols(project: Path, edits: int) -> None:
+    """Cold, then warm after edits to a leaf implementation and to one the package's
+    ``__init__`` re-exports: with mypy's daemon (the default), without it
+    (``--no-daemon``), and plain mypy on the same files."""
     implementations = _implementation_files(project)
     plain_cache = project / ".plain_mypy_cache"
     plain = [
@@ -207,52 +216,112 @@ def protocols(project: Path, edits: int) -> None:
         "--no-error-summary",
         *implementations,
     ]
-    ours = [PYTHON, "-m", "lint_rules", "protocols", "--format", "json"]
-    rows: list[tuple[str, float, float, str]] = []
+    ours = [PYTHON, "-m", "lint_rules", "protocols", "--format", "json", "--daemon"]
+    rows: list[tuple[str, float | None, float | None, float, str]] = []
     load_before = _load()
 
-    def both(label: str, expect: str | None) -> tuple[float, float]:
-        mypy_seconds = _wall(plain, project)
-        start = time.perf_counter()
-        done = subprocess.run(
-            ours, cwd=project, capture_output=True, text=True, check=False, env=_environment()
-        )
-        seconds = time.perf_counter() - start
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"lint_rules protocols failed: {done.stderr.strip()}")
-        reported = [str(item["message"]).split("`")[1] for item in json.loads(done.stdout)]
-        if reported != ([] if expect is None else [expect]):
-            raise SystemExit(f"{label}: expected {expect!r} to be reported, got {reported}")
-        rows.append((label, mypy_seconds, seconds, ", ".join(reported) or "none"))
-        return mypy_seconds, seconds
+    def run(label: str, expect: str | None, *, plain_too: bool = False) -> float:
+        """One row: plain mypy and `--no-daemon` (when asked: each on its own incremental
+        cache), then the run with the daemon; the daemon run's seconds."""
+        mypy_seconds = _wall(plain, project) if plain_too else None
+        alone = None
+        if plain_too:
+            alone = _protocols(
+                [*ours[:-1], "--no-daemon"], project, label + " (--no-daemon)", expect
+            )[0]
+        seconds, reported = _protocols(ours, project, label, expect)
+        rows.append((label, mypy_seconds, alone, seconds, ", ".join(reported) or "none"))
+        return seconds
 
-    cold = both("cold (no cache)", None)
-    both("warm, nothing changed", None)
-    edited = project / EDITED_FILE
-    original = edited.read_text(encoding="utf-8")
-    assert ORIGINAL in original, f"{EDITED_FILE} no longer declares pop_item as expected"
-    broken_runs = []
-    for round_number in range(1, edits + 1):
-        edited.write_text(original.replace(ORIGINAL, BROKEN, 1), encoding="utf-8")
-        broken_runs.append(both(f"warm, after breaking it (edit {round_number})", EDITED_CLASS))
-        edited.write_text(original, encoding="utf-8")
-        both(f"warm, after restoring it (edit {round_number})", None)
+    stop_daemon = [PYTHON, "-m", "lint_rules", "protocols", "--stop-daemon"]
+    try:
+        cold = run("cold (no cache, no daemon)", None, plain_too=True)
+        start = time.perf_counter()
+        pid = _wait_for_daemon(project)
+        ready = time.perf_counter() - start
+        run("warm, nothing changed", None)
+        ratios: dict[str, list[float]] = {}
+        for kind, (path, class_name) in EDITS.items():
+            edited = project / path
+            original = edited.read_text(encoding="utf-8")
+            assert ORIGINAL in original, f"{path} no longer declares pop_item as expected"
+            for round_number in range(1, edits + 1):
+                edited.write_text(original.replace(ORIGINAL, BROKEN, 1), encoding="utf-8")
+                label = f"{kind}: after breaking `{class_name}` (edit {round_number})"
+                ratios.setdefault(kind, []).append(
+                    run(label, class_name, plain_too=round_number == 1)
+                )
+                edited.write_text(original, encoding="utf-8")
+                run(f"{kind}: after restoring it (edit {round_number})", None)
+        memory = _resident_mib(pid)
+    finally:
+        subprocess.run(stop_daemon, cwd=project, capture_output=True, check=False)
     print(
         f"\n### `protocols` on openai-agents {_sdk_version(project)}: {len(implementations)} "
         f"implementation files (load average {load_before} before, {_load()} after)\n"
     )
-    print("| run | plain mypy s | lint_rules protocols s | reported |")
-    print("|---|---:|---:|---|")
-    for label, mypy_seconds, seconds, reported in rows:
-        print(f"| {label} | {mypy_seconds:.1f} | {seconds:.1f} | {reported} |")
-    warm = statistics.median(seconds for _, seconds in broken_runs)
-    warm_mypy = statistics.median(seconds for seconds, _ in broken_runs)
+    print("| run | plain mypy s | `protocols --no-daemon` s | `protocols` (daemon) s | reported |")
+    print("|---|---:|---:|---:|---|")
+    for label, mypy_seconds, alone, seconds, reported in rows:
+        shown = [f"{value:.1f}" if value is not None else "" for value in (mypy_seconds, alone)]
+        print(f"| {label} | {shown[0]} | {shown[1]} | {seconds:.1f} | {reported} |")
     print(
-        f"\n- protocols warm after one edit / cold (target <= 0.25): **{warm / cold[1]:.3f}x**"
-        f" ({warm:.1f} s median against {cold[1]:.1f} s)"
+        f"\n- the daemon was ready {ready:.1f} s after the cold run ended (it loads the program"
+        f" in the background); resident memory after the edits: {memory} MiB"
     )
-    print(f"- plain mypy, the same: {warm_mypy / cold[0]:.3f}x")
-    print(f"- protocols / plain mypy: cold {cold[1] / cold[0]:.2f}x, warm {warm / warm_mypy:.2f}x")
+    for kind, values in ratios.items():
+        warm = statistics.median(values)
+        print(
+            f"- {kind}: warm after an edit / cold (target <= 0.25): **{warm / cold:.3f}x**"
+            f" ({warm:.1f} s median of {len(values)} against {cold:.1f} s)"
+        )
+
+
+def _protocols(
+    command: list[str], project: Path, label: str, expect: str | None
+) -> tuple[float, list[str]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=project, capture_output=True, text=True, check=False, env=_environment()
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"lint_rules protocols failed: {done.stderr.strip()}")
+    reported = [str(item["message"]).split("`")[1] for item in json.loads(done.stdout)]
+    if reported != ([] if expect is None else [expect]):
+        raise SystemExit(f"{label}: expected {expect!r} to be reported, got {reported}")
+    return seconds, reported
+
+
+def _wait_for_daemon(project: Path, seconds: float = 3600) -> int:
+    """Wait until the daemon the cold run started has loaded the program; its pid."""
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from lint_rules.mypy_daemon import Daemon\n"
+        "from lint_rules.protocols import WORK_DIRECTORY\n"
+        "daemon = Daemon(Path.cwd() / WORK_DIRECTORY, Path.cwd())\n"
+        f"deadline = time.monotonic() + {seconds}\n"
+        "while not daemon.ready() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.2)\n"
+        "print(daemon.pid() if daemon.ready() else '')\n"
+    )
+    done = subprocess.run(
+        [PYTHON, "-c", code], cwd=project, capture_output=True, text=True, check=True
+    )
+    if not done.stdout.strip():
+        raise SystemExit("the daemon did not become ready")
+    return int(done.stdout)
+
+
+def _resident_mib(pid: int) -> str:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return str(int(line.split()[1]) // 1024)
+    except OSError:
+        pass
+    return "?"
 
 
 def _implementation_files(project: Path) -> list[str]:

@@ -34,7 +34,13 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
         if arguments.command == "protocols":
             from lint_rules.protocols import main as protocols_main
 
-            return protocols_main(arguments.format, rules)
+            return protocols_main(
+                arguments.format,
+                rules,
+                use_daemon=arguments.daemon,
+                daemon_timeout=arguments.daemon_timeout,
+                stop_daemon=arguments.stop_daemon,
+            )
         return _lint(arguments, rules)
     except (ConfigError, DiscoveryError) as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
@@ -84,7 +90,29 @@ def _parser() -> argparse.ArgumentParser:
     explain_command.add_argument("code")
     protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
     protocols.add_argument("--format", choices=FORMATS, default="text")
+    protocols.add_argument(
+        "--daemon",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep mypy's state in its daemon between runs (default: yes, unless $CI is set)",
+    )
+    protocols.add_argument(
+        "--daemon-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop the daemon after this long without a run (default: 1800)",
+    )
+    protocols.add_argument(
+        "--stop-daemon", action="store_true", help="stop the project's mypy daemon and exit"
+    )
     return parser
+
+
+def _seconds(value: str) -> int:
+    seconds = int(value)
+    if seconds < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 second, not {value}")
+    return seconds
 
 
 def _code_list(value: str) -> list[str]:
