@@ -31,6 +31,8 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
             return EXIT_CLEAN
         if arguments.command == "explain":
             return _explain(arguments.code, rules)
+        if arguments.command == "server":
+            return _serve(rules)
         if arguments.command == "protocols":
             from lint_rules.protocols import main as protocols_main
 
@@ -88,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=RULE_FORMATS, default="text")
     explain_command = commands.add_parser("explain", help="print a rule's documentation")
     explain_command.add_argument("code")
+    commands.add_parser("server", help="serve editors: the Language Server Protocol on stdio")
     protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
     protocols.add_argument("--format", choices=FORMATS, default="text")
     protocols.add_argument(
@@ -113,6 +116,19 @@ def _seconds(value: str) -> int:
     if seconds < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 second, not {value}")
     return seconds
+
+
+def _serve(rules: Sequence[type[Rule]]) -> int:
+    try:
+        from lint_rules.server import main as server_main
+    except ImportError as error:
+        print(
+            f"lint-rules: error: the language server needs pygls ({error}): "
+            'pip install "agent-sessions[lsp]"',
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return server_main(rules)
 
 
 def _code_list(value: str) -> list[str]:
