@@ -17,13 +17,18 @@ Three comparisons, each printed as a markdown table, side by side in one run:
     (``SQLiteSession``). Each run uses mypy's daemon; the cold run and the first edit of
     each class also run ``protocols --no-daemon`` and plain ``mypy`` on the same files
     with the same settings (each with its own cache).
+``server``
+    The language server's time from ``textDocument/didChange`` to the
+    ``textDocument/publishDiagnostics`` that answers it, on a 1,000-line file of this
+    repository (``SERVER_FILE``), beside ``ruff server`` on the same file, in interleaved
+    rounds: each round sends the whole text with one line changed.
 ``tree``
     A cold ``check --no-cache`` of the whole SDK sdist (about 970 files) with all four
     rules configured, against ``ruff check --select ALL --no-cache``, interleaved,
     with the time of each of our phases (discovery, typos, parse, rules, report) from
     the hidden ``--phase-times`` option.
 
-Usage: ``.venv/bin/python benchmarks/precommit.py [--only startup|protocols|tree]
+Usage: ``.venv/bin/python benchmarks/precommit.py [--only startup|protocols|tree|server]
 [--sdk PATH] [--rounds N]``. Without ``--sdk`` the sdist is fetched with ``pip download
 --no-deps --no-binary :all: openai-agents==<installed version>`` into a temporary
 directory.
@@ -46,6 +51,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 TYPICAL_FILE = "src/agent_sessions/agent.py"
@@ -84,11 +90,12 @@ _IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("startup", "protocols", "tree"), default=None)
+    parser.add_argument("--only", choices=("startup", "protocols", "tree", "server"), default=None)
     parser.add_argument("--sdk", type=Path, help="the openai-agents sdist (.tar.gz or unpacked)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (startup)")
     parser.add_argument("--tree-rounds", type=int, default=3, help="interleaved rounds (tree)")
     parser.add_argument("--edits", type=int, default=3, help="break/restore pairs (protocols)")
+    parser.add_argument("--changes", type=int, default=30, help="didChange rounds (server)")
     parser.add_argument(
         "--before",
         type=Path,
@@ -98,6 +105,8 @@ def main() -> None:
     print(_machine())
     if arguments.only in (None, "startup"):
         startup(arguments.rounds, arguments.before)
+    if arguments.only in (None, "server"):
+        server(arguments.changes)
     if arguments.only in (None, "protocols", "tree"):
         with tempfile.TemporaryDirectory(prefix="precommit-bench-") as temporary:
             sdk = _sdk_source(arguments.sdk, Path(temporary))
@@ -345,6 +354,160 @@ def _implementation_files(project: Path) -> list[str]:
     )
     files: list[str] = json.loads(done.stdout)
     return files
+
+
+# --- server ----------------------------------------------------------------------------
+
+SERVER_FILE = "src/agent_sessions/testing.py"
+
+
+def server(rounds: int) -> None:
+    path = REPOSITORY / SERVER_FILE
+    text = path.read_text(encoding="utf-8")
+    servers = {
+        "`lint-rules server`": [PYTHON, "-m", "lint_rules", "server"],
+        "`ruff server`": [RUFF, "server"],
+    }
+    clients = {label: _LspClient(command, REPOSITORY) for label, command in servers.items()}
+    times: dict[str, list[float]] = {label: [] for label in servers}
+    load_before = _load()
+    cpu: dict[str, float] = {}
+    try:
+        for client in clients.values():
+            client.open(path, text)
+        before = {label: client.cpu_seconds() for label, client in clients.items()}
+        for index in range(rounds):
+            # A changed last line: the file is checked again, nothing else differs.
+            changed = f"{text}# edit {index}\n"
+            labels = list(clients) if index % 2 == 0 else list(reversed(clients))
+            for label in labels:
+                times[label].append(clients[label].change(path, changed, index + 2))
+        cpu = {label: client.cpu_seconds() - before[label] for label, client in clients.items()}
+    finally:
+        for client in clients.values():
+            client.close()
+    lines = text.count("\n") + 1
+    print(
+        f"\n### Language server: didChange to publishDiagnostics, `{SERVER_FILE}` ({lines} "
+        f"lines; {rounds} interleaved rounds; load average {load_before} before, "
+        f"{_load()} after)\n"
+    )
+    print("| server | median ms | min ms | max ms | server CPU ms per change | diagnostics |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, values in times.items():
+        print(
+            f"| {label} | {statistics.median(values) * 1000:.1f} | {min(values) * 1000:.1f} "
+            f"| {max(values) * 1000:.1f} | {cpu[label] / rounds * 1000:.1f} "
+            f"| {clients[label].last_count} |"
+        )
+    ours, ruff = (statistics.median(values) for values in times.values())
+    print(
+        f"\n- lint-rules server (target < 100 ms): **{ours * 1000:.1f} ms** median;"
+        f" {ours / ruff:.1f}x ruff server"
+    )
+
+
+class _LspClient:
+    """Just enough of an LSP client to time diagnostics: JSON-RPC over the server's pipes."""
+
+    def __init__(self, command: list[str], root: Path) -> None:
+        self.process = subprocess.Popen(
+            command,
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_environment(),
+        )
+        self.next_id = 0
+        self.last_count = 0
+        root_uri = root.as_uri()
+        capabilities = {"textDocument": {"publishDiagnostics": {"versionSupport": True}}}
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root_uri,
+                "capabilities": capabilities,
+                "initializationOptions": {"protocols": False},
+            },
+        )
+        self.notify("initialized", {})
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the server process has used (user and system; Linux)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def open(self, path: Path, text: str) -> None:
+        item = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": item})
+        self.wait_for_diagnostics(path.as_uri())
+
+    def change(self, path: Path, text: str, version: int) -> float:
+        """Seconds from sending the change to the diagnostics of ``path``."""
+        start = time.perf_counter()
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": path.as_uri(), "version": version},
+                "contentChanges": [{"text": text}],
+            },
+        )
+        self.wait_for_diagnostics(path.as_uri())
+        return time.perf_counter() - start
+
+    def wait_for_diagnostics(self, uri: str) -> None:
+        while True:
+            message = self.read()
+            if message.get("method") == "textDocument/publishDiagnostics":
+                params = message["params"]
+                if params["uri"] == uri:
+                    self.last_count = len(params["diagnostics"])
+                    return
+            elif "method" in message and "id" in message:  # a request of the server's
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+
+    def request(self, method: str, params: object) -> object:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            if message.get("id") == self.next_id and "method" not in message:
+                return message.get("result")
+
+    def notify(self, method: str, params: object) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def send(self, message: object) -> None:
+        assert self.process.stdin is not None
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.process.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        length = 0
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit("the language server exited")
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        message: dict[str, Any] = json.loads(self.process.stdout.read(length))
+        return message
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired, SystemExit):
+            self.process.kill()
+            self.process.wait()
 
 
 # --- tree ------------------------------------------------------------------------------
