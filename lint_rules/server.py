@@ -180,6 +180,8 @@ class Linter:
 
 def build_server(rules: Sequence[type[Rule]] = ALL_RULES) -> LanguageServer:
     """The server, its features registered; ``start_io()`` serves."""
+    from lint_rules.cli import _version  # the command line's: it started this server
+
     server = LanguageServer(NAME, _version())
     linter = Linter(rules, Path.cwd())
     by_code = {rule.CODE: rule for rule in rules}
@@ -437,15 +439,6 @@ class _ProtocolsRunner:
             path = Path(os.path.abspath(located.path))
             found.setdefault(path, []).append(located.finding)
         return found
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("agent-sessions")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _python_path(uri: str) -> Path | None:
