@@ -229,12 +229,16 @@ def protocols(project: Path, edits: int) -> None:
     rows: list[tuple[str, float | None, float | None, float, str]] = []
     load_before = _load()
 
-    def run(label: str, expect: str | None, *, plain_too: bool = False) -> float:
-        """One row: plain mypy and `--no-daemon` (when asked: each on its own incremental
-        cache), then the run with the daemon; the daemon run's seconds."""
+    def run(
+        label: str, expect: str | None, *, plain_too: bool = False, alone_too: bool = False
+    ) -> float:
+        """One row: plain mypy (its own cache) and `--no-daemon` when asked, then the run
+        with the daemon; the daemon run's seconds. (`--no-daemon` shares the cache of the
+        run that starts the daemon, so the cold row does not run it: that run is the cold
+        `--no-daemon` run.)"""
         mypy_seconds = _wall(plain, project) if plain_too else None
         alone = None
-        if plain_too:
+        if alone_too:
             alone = _protocols(
                 [*ours[:-1], "--no-daemon"], project, label + " (--no-daemon)", expect
             )[0]
@@ -257,8 +261,9 @@ def protocols(project: Path, edits: int) -> None:
             for round_number in range(1, edits + 1):
                 edited.write_text(original.replace(ORIGINAL, BROKEN, 1), encoding="utf-8")
                 label = f"{kind}: after breaking `{class_name}` (edit {round_number})"
+                first = round_number == 1
                 ratios.setdefault(kind, []).append(
-                    run(label, class_name, plain_too=round_number == 1)
+                    run(label, class_name, plain_too=first, alone_too=first)
                 )
                 edited.write_text(original, encoding="utf-8")
                 run(f"{kind}: after restoring it (edit {round_number})", None)
