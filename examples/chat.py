@@ -1,6 +1,6 @@
 """The terminal chat with session memory: ``python examples/chat.py --session user_123``.
 
-The same as ``python -m agent_sessions.chat``; see ``agent_sessions/chat.py``.
+The same as ``agent-sessions chat``; see ``agent_sessions/chat.py``.
 """
 
 import sys

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
@@ -48,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lint-rules", description="Lint rules ruff cannot express."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="report findings")
     fix = commands.add_parser("fix", help="apply fixes, report what is left")
@@ -85,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
     protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
     protocols.add_argument("--format", choices=FORMATS, default="text")
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (pre-commit runs this package uninstalled)."""
+    try:
+        return metadata.version("agent-sessions")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def _code_list(value: str) -> list[str]:

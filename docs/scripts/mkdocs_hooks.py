@@ -13,6 +13,11 @@ Cross-references: the library's docstrings cross-reference with Sphinx roles
 Markdown, would show as literal text. Each role becomes a cross-reference that
 mkdocs-autorefs resolves to the object's entry in the reference, or plain code when the
 object has none.
+
+Literal blocks: a docstring introduces a code block with reST's ``::`` (``Example::``),
+which Markdown keeps as text before the (indented) code block. As reST shows it, a
+paragraph ending ``text::`` reads ``text:``, ``text ::`` reads ``text`` and a lone ``::``
+disappears; elsewhere ``::`` is left alone.
 """
 
 from __future__ import annotations
@@ -75,9 +80,24 @@ def on_page_context(context: dict[str, object], config: MkDocsConfig, **_: objec
     return context
 
 
+# A paragraph ending with "::" right before a code block.
+_LITERAL_MARKER: Final = re.compile(
+    r"<p>(?P<text>(?:(?!</p>).)*?)(?P<space>\s*)::</p>(?=\s*<div class=\"highlight\">)",
+    re.DOTALL,
+)
+
+
 def on_page_content(html: str, **_: object) -> str:
-    """Turn the roles left in a page's HTML into optional autorefs cross-references."""
-    return _ROLE.sub(_cross_reference, html)
+    """Turn the roles left in a page's HTML into optional autorefs cross-references, and
+    reST's ``::`` before a code block into what reST shows."""
+    return _LITERAL_MARKER.sub(_literal_marker, _ROLE.sub(_cross_reference, html))
+
+
+def _literal_marker(paragraph: re.Match[str]) -> str:
+    text = paragraph["text"]
+    if not text.strip():
+        return ""
+    return f"<p>{text}</p>" if paragraph["space"] else f"<p>{text}:</p>"
 
 
 def _cross_reference(role: re.Match[str]) -> str:

@@ -17,9 +17,18 @@ a ``$'...'`` literal (as bash reads it), and the JSON that ``show``, ``pop`` and
 print has every non-printable character as a ``\\u`` escape, so no stored newline, ANSI or
 bidirectional control acts on the terminal.
 
+Only ``import`` creates anything: the other commands open the store with ``create=False``,
+so a SQLite file or PostgreSQL table that does not hold sessions yet is an error naming
+it, and ``list``, ``show``, ``export`` and ``stats`` change nothing. A session exists once
+it holds an item: ``show``, ``pop``, ``clear`` and ``export ID`` of a session without
+items fail alike (:func:`_check_exists`).
+
 Exit status: 0 on success, 1 when the command failed (one line on stderr: unreachable
-server, malformed input, bad option, empty session for ``pop``), 2 for a usage error, 130
-when interrupted.
+server, malformed input, a missing database or session), 2 for a usage error (argparse's,
+naming the option), 130 when interrupted (one Ctrl-C; every write is one atomic batch).
+
+A new subcommand is one ``command(...)`` call in :func:`_parser` and a coroutine
+``run(args) -> int``; ``_store(args.url)`` opens the store.
 """
 
 from __future__ import annotations
@@ -35,8 +44,10 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
+from . import __version__
 from ._json import encode_items
 from ._servers import mask_url
+from .items import is_function_call, is_function_call_output, message_role, message_text
 from .migrate import configure_parser as configure_migrate_parser
 from .protocol import Item, Session, SessionError, SessionStore, validate_session_id
 from .urls import open_store
@@ -46,6 +57,9 @@ __all__ = ["main"]
 _canonical = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
 )
+
+
+PROG = "agent-sessions"
 
 
 class CommandError(Exception):
@@ -63,58 +77,100 @@ def main(argv: Sequence[str] | None = None) -> int:
         return chat_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = parsed.run
     try:
-        run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = parsed.run
+        if parsed.reads_stdin:
+            # Read before the event loop starts: in a blocking read, only the default SIGINT
+            # handler stops at once (asyncio's would wait for the read to return).
+            open_store(parsed.url)  # a bad URL is reported before anything is typed
+            parsed.input = _read_input(parsed.command)
         return asyncio.run(run(parsed))
     except KeyboardInterrupt:
-        print(f"agent-sessions {parsed.command}: interrupted", file=sys.stderr)
+        print(f"{PROG} {parsed.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # every failure is one line, never a traceback
         urls = [value for value in vars(parsed).values() if isinstance(value, str)]
         message = _error_line(exc, getattr(parsed, "url", None), urls)
-        print(f"agent-sessions {parsed.command}: error: {message}", file=sys.stderr)
+        print(f"{PROG} {parsed.command}: error: {message}", file=sys.stderr)
         return 1
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default (when it has one worth showing), as
+    ``argparse.ArgumentDefaultsHelpFormatter`` would without ``(default: None)``."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or default in (None, False, "", argparse.SUPPRESS)
+            or action.option_strings == []
+        ):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="agent-sessions",
+        prog=PROG,
         description="Inspect and move agent sessions stored at a session URL "
         "(sqlite:///file.db, redis://host:6379/0, postgresql://user@host/db).",
+        epilog="A session exists once it holds an item: show, pop, export ID and clear of "
+        "a session without items fail (exit 1). Only import creates a database.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, help_text: str, run: Any) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    def command(
+        name: str, help_text: str, run: Any, *, reads_stdin: bool = False
+    ) -> argparse.ArgumentParser:
+        """A subcommand on a session URL; ``run(args)`` is a coroutine returning the exit
+        status (raise ``CommandError`` for a failure the user can fix)."""
+        sub = commands.add_parser(
+            name, help=help_text, description=help_text, formatter_class=HelpFormatter
+        )
         sub.add_argument("url", metavar="URL", help="session URL")
-        sub.set_defaults(run=run)
+        sub.set_defaults(run=run, reads_stdin=reads_stdin)
         return sub
 
     listing = command("list", "list session ids, one page at a time", _list)
     listing.add_argument("--prefix", default="", help="only ids starting with this")
-    listing.add_argument("--limit", type=int, default=100, help="ids per page (default 100)")
+    listing.add_argument(
+        "--limit", type=_integer(minimum=1), default=100, metavar="N", help="ids per page"
+    )
     listing.add_argument("--after", metavar="CURSOR", help="continue after this page cursor")
 
     show = command("show", "print one session's items", _show)
     show.add_argument("session_id", metavar="ID")
-    show.add_argument("--last", type=int, metavar="N", help="only the latest N items")
-    show.add_argument("--format", choices=["table", "json", "jsonl"], default="table")
+    show.add_argument(
+        "--last", type=_integer(minimum=0), metavar="N", help="only the latest N items"
+    )
+    show.add_argument(
+        "--format",
+        choices=["table", "json", "jsonl"],
+        default="table",
+        help="table: each item's role or type and its text; json, jsonl: the items",
+    )
 
     export = command("export", "write sessions as JSON lines to stdout", _export)
     export.add_argument("session_ids", metavar="ID", nargs="*", help="default: every session")
 
     importing = command(
         "import",
-        "read JSON lines (as export writes them) from stdin; checks everything first",
+        "read JSON lines (as export writes them) from standard input; checks everything "
+        "first, creates the database if needed",
         _import,
+        reads_stdin=True,
     )
     importing.add_argument(
         "--existing",
         choices=["skip", "replace", "append"],
         default="skip",
-        help="what to do with a session that already holds items: skip it (default: "
-        "re-running an import changes nothing), replace its items with the input's, or "
-        "append the input's items after them",
+        help="what to do with a session that already holds items: skip it (re-running an "
+        "import changes nothing), replace its items with the input's, or append the "
+        "input's items after them",
     )
     importing.add_argument(
         "--dry-run",
@@ -131,12 +187,41 @@ def _parser() -> argparse.ArgumentParser:
     command("stats", "count sessions and items (reads every session)", _stats)
 
     migrate_help = "copy the conversations the OpenAI Agents SDK stored into TARGET_URL"
-    migrate_sdk = commands.add_parser("migrate-sdk", help=migrate_help, description=migrate_help)
+    migrate_sdk = commands.add_parser(
+        "migrate-sdk", help=migrate_help, description=migrate_help, formatter_class=HelpFormatter
+    )
     configure_migrate_parser(migrate_sdk)
+    migrate_sdk.set_defaults(reads_stdin=False)
 
     # chat parses its own arguments (agent-sessions chat --help shows them)
-    commands.add_parser("chat", help="chat with an agent", add_help=False)
+    commands.add_parser("chat", help="chat with an agent (--help: its options)", add_help=False)
     return parser
+
+
+def _integer(*, minimum: int) -> Callable[[str], int]:
+    """An argparse type: an int >= ``minimum`` (argparse names the option on failure)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _read_input(command: str) -> list[str]:
+    """Every line of standard input; from a terminal, first say that it is read."""
+    if sys.stdin.isatty():
+        print(
+            f"{PROG} {command}: reading JSON lines from standard input "
+            "(end with Ctrl-D, cancel with Ctrl-C)",
+            file=sys.stderr,
+        )
+    return sys.stdin.readlines()
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -151,7 +236,10 @@ async def _list(args: argparse.Namespace) -> int:
 
 async def _show(args: argparse.Namespace) -> int:
     async with _store(args.url) as store:
-        items = await store.session(args.session_id).get_items(limit=args.last)
+        session = store.session(args.session_id)
+        items = await session.get_items(limit=args.last)
+        if not items:  # --last 0, or no such session
+            await _check_exists(session)
     if args.format == "json":
         print(_printable_json(json.dumps(items, ensure_ascii=False, indent=2)))
     elif args.format == "jsonl":
@@ -164,7 +252,12 @@ async def _show(args: argparse.Namespace) -> int:
 
 async def _export(args: argparse.Namespace) -> int:
     async with _store(args.url) as store:
-        session_ids = args.session_ids or sorted([sid async for sid in _every_session(store)])
+        if args.session_ids:
+            session_ids = args.session_ids
+            for session_id in session_ids:  # all of them, before a line is written
+                await _check_exists(store.session(session_id))
+        else:
+            session_ids = sorted([sid async for sid in _every_session(store)])
         for session_id in session_ids:
             for item in await store.session(session_id).get_items():
                 record = _canonical.encode({"item": item, "session_id": session_id})
@@ -173,8 +266,8 @@ async def _export(args: argparse.Namespace) -> int:
 
 
 async def _import(args: argparse.Namespace) -> int:
-    async with _store(args.url) as store:
-        batches = _read_export(sys.stdin, store)
+    async with _store(args.url, create=True) as store:
+        batches = _read_export(args.input, store)
         # Which sessions exist is read before anything is written, so the plan (and a
         # --dry-run report) is exact, and a session of the input never counts twice.
         existing = {
@@ -203,17 +296,19 @@ async def _import(args: argparse.Namespace) -> int:
 
 async def _pop(args: argparse.Namespace) -> int:
     async with _store(args.url) as store:
-        item = await store.session(args.session_id).pop_item()
-    if item is None:
-        print(f"session {args.session_id!r} is empty", file=sys.stderr)
-        return 1
+        session = store.session(args.session_id)
+        item = await session.pop_item()
+        if item is None:
+            await _check_exists(session)  # raises: an empty session does not exist
     print(_printable_json(_canonical.encode(item)))
     return 0
 
 
 async def _clear(args: argparse.Namespace) -> int:
     async with _store(args.url) as store:
-        await store.session(args.session_id).clear_session()
+        session = store.session(args.session_id)
+        await _check_exists(session)
+        await session.clear_session()
     return 0
 
 
@@ -235,13 +330,21 @@ async def _stats(args: argparse.Namespace) -> int:
 
 
 @asynccontextmanager
-async def _store(url: str) -> AsyncIterator[SessionStore]:
-    """The store for ``url``, closed afterwards."""
-    store = open_store(url)
+async def _store(url: str, *, create: bool = False) -> AsyncIterator[SessionStore]:
+    """The store for ``url``, closed afterwards. Only ``import`` creates a database: for
+    every other command a missing one is an error that names it."""
+    store = open_store(url, create=create)
     try:
         yield store
     finally:
         await store.close()
+
+
+async def _check_exists(session: Session) -> None:
+    """The one rule for a missing session: a session exists once it holds an item; the
+    commands that name one fail (exit 1) when it holds none."""
+    if not await session.get_items(limit=1):
+        raise CommandError(f"no session {session.session_id!r} (it holds no items)")
 
 
 async def _every_session(store: SessionStore) -> AsyncIterator[str]:
@@ -318,14 +421,35 @@ def _check_utf8(session_id: str) -> None:
 
 
 def _print_table(items: list[Item], out: TextIO) -> None:
-    """One row per item: its position, its role or type, and its JSON shortened."""
-    out.write(f"{'#':>4}  {'kind':<16}  item\n")
-    for position, item in enumerate(items, start=1):
-        kind = item.get("role") or item.get("type") or ""
-        text = _printable_json(_canonical.encode(item))
-        if len(text) > 100:
-            text = text[:99] + "…"
-        out.write(f"{position:>4}  {_shown(str(kind))[:16]:<16}  {text}\n")
+    """One row per item: its position, its role or type, and its text (a message's text, a
+    tool call's ``name(arguments)``, a tool result's output, else the item's JSON), in
+    full; the lines of a multi-line text are indented under the first."""
+    rows = [_kind_and_text(item) for item in items]
+    width = max([len("kind"), *(len(kind) for kind, _ in rows)])
+    out.write(f"{'#':>4}  {'kind':<{width}}  text\n")
+    for position, (kind, text) in enumerate(rows, start=1):
+        first, *more = text.split("\n")
+        out.write(f"{position:>4}  {kind:<{width}}  {_escaped(first)}\n")
+        for line in more:
+            out.write(f"{'':>4}  {'':<{width}}  {_escaped(line)}\n")
+
+
+def _kind_and_text(item: Item) -> tuple[str, str]:
+    """An item's kind (printable) and its text (as stored)."""
+    kind, text = _kind_and_raw_text(item)
+    return _escaped(kind), text
+
+
+def _kind_and_raw_text(item: Item) -> tuple[str, str]:
+    role = message_role(item)
+    if role is not None and "content" in item:
+        return role, message_text(item)
+    kind = item.get("type")
+    if is_function_call(item):
+        return str(kind), f"{item.get('name')}({item.get('arguments')})"
+    if is_function_call_output(item) and isinstance(item.get("output"), str):
+        return str(kind), str(item["output"])
+    return str(kind if kind is not None else role or ""), _canonical.encode(item)
 
 
 # -- what reaches the terminal ---------------------------------------------------------------
@@ -340,6 +464,13 @@ def _shown(text: str) -> str:
     if text.isprintable() and not text.startswith("$'"):
         return text
     return _ansi_c_literal(text)
+
+
+def _escaped(text: str) -> str:
+    """``text`` with every non-printable character as its ``$'...'`` escape."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _ansi_c_literal(char)[2:-1] for char in text)
 
 
 def _shell_word(text: str) -> str:
@@ -401,7 +532,7 @@ def _error_line(exc: BaseException, url: str | None, arguments: Sequence[str] = 
     for argument in {*arguments, *([url] if url is not None else [])}:
         for password in _passwords(argument):
             message = message.replace(password, "***")
-    return "".join(char if char.isprintable() else _ansi_c_literal(char)[2:-1] for char in message)
+    return _escaped(message)
 
 
 def _passwords(url: str) -> list[str]:

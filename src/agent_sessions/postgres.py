@@ -118,9 +118,11 @@ class PostgresStore(BaseStore):
     Give either ``url`` (the store creates its pools, opened on first use and closed in
     :meth:`close`) or ``pool`` (an ``AsyncConnectionPool`` you own whose connections are
     in autocommit mode; never closed by us). The table is created (or migrated) on first
-    use. Every call is bounded: ``timeout`` (a free pooled connection),
-    ``connect_timeout`` (a new connection), ``statement_timeout`` (set on each
-    connection of the store's own pools) and ``socket_timeout`` (the reply), in seconds.
+    use; with ``create=False`` nothing is created, and a missing table raises
+    ``BackendDatabaseMissingError``. Every call is bounded: ``timeout`` (a free pooled
+    connection), ``connect_timeout`` (a new connection), ``statement_timeout`` (set on
+    each connection of the store's own pools) and ``socket_timeout`` (the reply), in
+    seconds.
 
     The store works from any event loop: it keeps one pool per running loop (an injected
     pool serves the first loop that uses the store; other loops get a pool of the store's
@@ -138,9 +140,11 @@ class PostgresStore(BaseStore):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
+        create: bool = True,
     ) -> None:
         if (url is None) == (pool is None):
             raise ValueError("PostgresStore needs exactly one of url= or pool=")
+        self._create = bool(create)
         self.table = _check_table(table)
         if isinstance(max_connections, bool) or not isinstance(max_connections, int):
             raise SessionConfigError(
@@ -415,7 +419,10 @@ class PostgresStore(BaseStore):
         own (so that a wrong password or a missing database is reported at once)."""
         conn = await self._connect_directly()
         try:
-            await _migrate(conn, self.table)
+            if self._create:
+                await _migrate(conn, self.table)
+            else:
+                await _check_schema(conn, self.table, self.url)
         finally:
             await conn.close()
         self._ready = True
@@ -550,19 +557,7 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 " PRIMARY KEY (table_name, version))"
             ).format(sql.Identifier(MIGRATIONS_TABLE))
         )
-        cursor = await conn.execute(
-            sql.SQL("SELECT coalesce(max(version), 0) FROM {} WHERE table_name = %s").format(
-                sql.Identifier(MIGRATIONS_TABLE)
-            ),
-            (table,),
-        )
-        row = await cursor.fetchone()
-        current = 0 if row is None else int(row[0])
-        if current > SCHEMA_VERSION:
-            raise UnsupportedSchemaError(
-                f"table {table!r} has schema version {current}, newer than this library's "
-                f"{SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
-            )
+        current = await _schema_version(conn, table)
         for version in range(current + 1, SCHEMA_VERSION + 1):
             if version == 1 and await _exists(conn, table):
                 raise ForeignDataError(
@@ -580,6 +575,34 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 ),
                 (table, version),
             )
+
+
+async def _check_schema(conn: psycopg.AsyncConnection[Any], table: str, url: str) -> None:
+    """Refuse a ``table`` that is missing or not at ``SCHEMA_VERSION``, creating nothing."""
+    version = await _schema_version(conn, table) if await _exists(conn, MIGRATIONS_TABLE) else 0
+    if version < SCHEMA_VERSION:
+        raise BackendDatabaseMissingError(
+            f"PostgreSQL at {url} holds no agent-sessions table {table!r}; nothing was changed"
+        )
+
+
+async def _schema_version(conn: psycopg.AsyncConnection[Any], table: str) -> int:
+    """The version of ``table`` recorded in the migrations table (0: none); a version newer
+    than this library's is refused."""
+    cursor = await conn.execute(
+        sql.SQL("SELECT coalesce(max(version), 0) FROM {} WHERE table_name = %s").format(
+            sql.Identifier(MIGRATIONS_TABLE)
+        ),
+        (table,),
+    )
+    row = await cursor.fetchone()
+    current = 0 if row is None else int(row[0])
+    if current > SCHEMA_VERSION:
+        raise UnsupportedSchemaError(
+            f"table {table!r} has schema version {current}, newer than this library's "
+            f"{SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
+        )
+    return current
 
 
 async def _exists(conn: psycopg.AsyncConnection[Any], table: str) -> bool:

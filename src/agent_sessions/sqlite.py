@@ -50,6 +50,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 
 from ._json import decode_item, decode_items
 from .base import BaseSession, BaseStore, Release
+from .errors import BackendDatabaseMissingError
 from .protocol import (
     Item,
     SessionClosedError,
@@ -100,9 +101,11 @@ class SQLiteStore(BaseStore):
     ``<prefix>items``; letters, digits and ``_``). ``busy_timeout`` is how many seconds a
     call waits (off the event loop) for a lock held elsewhere before it fails.
 
-    Nothing touches the database until the first operation, which creates the schema if
-    needed. Usable from any thread and event loop; ``close()`` (or ``async with``) releases
-    every connection.
+    Nothing touches the database until the first operation, which creates the file and the
+    schema if needed. With ``create=False`` it creates nothing: a missing file, or a
+    database without this library's tables, raises ``BackendDatabaseMissingError`` naming
+    the path (what tools that only read or change existing sessions want). Usable from any
+    thread and event loop; ``close()`` (or ``async with``) releases every connection.
     """
 
     def __init__(
@@ -112,9 +115,12 @@ class SQLiteStore(BaseStore):
         durable: bool = False,
         table_prefix: str = DEFAULT_TABLE_PREFIX,
         busy_timeout: float = 30.0,
+        create: bool = True,
     ) -> None:
         self.db_path = _resolve_db_path(db_path)
         self.durable = durable
+        # An in-memory database is private to the store: making its schema creates nothing.
+        self._create = bool(create) or self.db_path == MEMORY
         self.table_prefix = _validate_table_prefix(table_prefix)
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
             raise TypeError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
@@ -125,7 +131,7 @@ class SQLiteStore(BaseStore):
         self._connections: _Connections = (
             _MemoryConnection(self._configure)
             if self.db_path == MEMORY
-            else _FileConnections(self.db_path, self._configure)
+            else _FileConnections(self.db_path, self._configure, create=self._create)
         )
         self._schema_ready = False
         self._executor_lock = threading.Lock()
@@ -244,6 +250,11 @@ class SQLiteStore(BaseStore):
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
         # The version check comes first: a refused database must not even change journal mode.
         version = self._read_schema_version(connection)
+        if not self._create and not (version == SCHEMA_VERSION and self._tables_exist(connection)):
+            raise BackendDatabaseMissingError(
+                f"SQLite database {self.db_path} holds no agent-sessions tables "
+                f"({self.table_prefix}sessions, {self.table_prefix}items); nothing was changed"
+            )
         if self._connections.read_only:
             if version == SCHEMA_VERSION and self._tables_exist(connection):
                 return  # the journal mode stays as the writers left it
@@ -474,9 +485,12 @@ class _FileConnections(_Connections):
     """Connections per thread: event-loop threads get one that never waits for a lock,
     worker threads one that waits in short steps (to notice cancellation)."""
 
-    def __init__(self, path: str, configure: Callable[[sqlite3.Connection], None]) -> None:
+    def __init__(
+        self, path: str, configure: Callable[[sqlite3.Connection], None], *, create: bool
+    ) -> None:
         self._path = path
         self._configure = configure
+        self._create = create
         self._local = threading.local()
         self._lock = threading.Lock()
         self._opened: list[tuple[threading.Thread, sqlite3.Connection]] = []
@@ -488,6 +502,8 @@ class _FileConnections(_Connections):
         whose directory it cannot write) read-only, through a ``file:`` URI."""
         path = self._path
         directory = os.path.dirname(path) or "."
+        if not self._create and not os.path.isfile(path):
+            raise BackendDatabaseMissingError(f"no SQLite database at {path}")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _FILE_MODE)
         except FileExistsError:

@@ -68,7 +68,8 @@ class Backend:
     maps each query parameter we read to the function that parses its text; every other
     parameter goes to the driver, unless ``driver_options`` is ``False`` (then it is an
     error). ``target`` turns the URL into the driver's target (default: the URL without
-    our options).
+    our options). ``creates`` says that the store creates its database or tables on first
+    use, unless given ``create=False``.
     """
 
     name: str
@@ -79,6 +80,7 @@ class Backend:
     options: dict[str, Callable[[str], Any]]
     driver_options: bool = True
     target: Callable[[str, Any], str] | None = None
+    creates: bool = False
 
 
 def _sqlite_target(url: str, parts: Any) -> str:
@@ -107,6 +109,7 @@ BACKENDS: tuple[Backend, ...] = (
         options={"table_prefix": _text},
         driver_options=False,
         target=_sqlite_target,
+        creates=True,
     ),
     Backend(
         name="Redis",
@@ -129,14 +132,22 @@ BACKENDS: tuple[Backend, ...] = (
             "statement_timeout": _seconds("statement_timeout"),
             **_TIMEOUTS,
         },
+        creates=True,
     ),
 )
 """Every backend a URL can name. A new backend adds one row here (see docs/sessions.md)."""
 
 
-def open_store(url: str) -> SessionStore:
-    """A store for ``url``; the caller closes it (``await store.close()``)."""
+def open_store(url: str, *, create: bool = True) -> SessionStore:
+    """A store for ``url``; the caller closes it (``await store.close()``).
+
+    ``create=False`` creates nothing: a SQLite file or PostgreSQL table that does not hold
+    this library's sessions yet raises ``BackendDatabaseMissingError`` at the first call
+    (a Redis key needs no creating).
+    """
     backend, target, options = _parse(url)
+    if backend.creates and not create:
+        options["create"] = False
     store: SessionStore = _class(backend, backend.store)(target, **options)
     return store
 

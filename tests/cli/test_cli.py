@@ -67,14 +67,36 @@ def test_list_with_prefix_shows_only_matching_ids(
     assert _run(capsys, "list", url, "--prefix", "user-")[1] == "user-1\nuser-2\n"
 
 
-def test_show_prints_a_table_of_items(url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    _fill(url, {"s": [{"role": "user", "content": "hi"}, {"type": "message", "x": 1}]})
+def test_show_prints_a_table_of_each_items_text_in_full(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = "word " * 40
+    _fill(
+        url,
+        {
+            "s": [
+                {"role": "user", "content": long.strip()},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "line one\nline two"}],
+                },
+                {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+                {"type": "reasoning", "x": 1},
+            ]
+        },
+    )
     status, out, _ = _run(capsys, "show", url, "s")
     assert status == 0
     assert out.splitlines() == [
-        "   #  kind              item",
-        '   1  user              {"content":"hi","role":"user"}',
-        '   2  message           {"type":"message","x":1}',
+        "   #  kind                  text",
+        f"   1  user                  {long.strip()}",
+        "   2  assistant             line one",
+        "                            line two",
+        "   3  function_call         weather({})",
+        "   4  function_call_output  sunny",
+        '   5  reasoning             {"type":"reasoning","x":1}',
     ]
 
 
@@ -159,8 +181,13 @@ def test_pop_prints_the_latest_item_and_removes_it(
     assert _items(url, "s") == [{"n": 1}]
 
 
-def test_pop_of_an_empty_session_fails(url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _run(capsys, "pop", url, "nobody") == (1, "", "session 'nobody' is empty\n")
+def test_pop_of_a_session_without_items_fails(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _fill(url, {"somebody": [{"n": 1}]})
+    assert _run(capsys, "pop", url, "nobody") == (
+        1,
+        "",
+        "agent-sessions pop: error: no session 'nobody' (it holds no items)\n",
+    )
 
 
 def test_clear_removes_that_session_only(url: str, capsys: pytest.CaptureFixture[str]) -> None:

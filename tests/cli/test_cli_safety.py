@@ -309,6 +309,6 @@ def test_sqlite3_errors_are_prefixed_with_their_type_and_the_masked_url(
     with sqlite3.connect(path) as connection:
         connection.execute("PRAGMA user_version = 1")
         connection.execute("CREATE TABLE agent_sessions_items (x)")  # not our shape
-    status, _, err = _run(capsys, "list", url)
+    status, _, err = _run(capsys, "import", url, stdin=_export_line("a", {}))
     assert status == 1
     assert _one_error_line(err).endswith(f"(at {url})")

@@ -102,6 +102,25 @@ def test_sphinx_roles_in_docstrings_become_links(site: Path) -> None:
     assert 'href="../protocol/#agent_sessions.protocol.Session"><code>Session</code></a>' in page
 
 
+def test_no_page_shows_a_rest_literal_marker(site: Path) -> None:
+    """Docstrings introduce code blocks with reST's ``::``; no page prints it as text."""
+    shown = {
+        str(page.relative_to(site)): marker
+        for page in site.rglob("*.html")
+        for marker in re.findall(r"[^>]{0,60}::</p>", page.read_text(encoding="utf-8"))
+    }
+
+    assert shown == {}
+
+
+def test_a_rest_literal_marker_reads_as_a_colon_before_its_code_block(site: Path) -> None:
+    page = (site / "ref" / "runner" / "index.html").read_text(encoding="utf-8")
+
+    assert re.search(
+        r"no longer threads history between runs:</p>\s*<div class=\"highlight\"><pre>", page
+    )
+
+
 # --- every language -------------------------------------------------------------------------
 
 

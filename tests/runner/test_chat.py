@@ -67,7 +67,9 @@ def test_undo_on_an_empty_session_forgets_nothing(
 ) -> None:
     argv = ["--db", str(tmp_path / "c.db")]
 
-    assert chat_in_process(monkeypatch, argv, "/undo\n") == "forgot the last exchange (0 items)\n"
+    assert chat_in_process(monkeypatch, argv, "/undo\n") == (
+        "nothing to undo: the session is empty\n"
+    )
 
 
 def test_model_without_an_api_key_is_a_clear_error(
@@ -88,16 +90,25 @@ def test_history_and_clear_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     lines = output.splitlines()
     assert lines[1] == "user> hello"
     assert lines[2].startswith("assistant> You said:")
-    assert lines[3:] == ["history cleared"]
+    assert lines[3:] == ["history cleared (2 items)", "the session is empty"]
 
 
-def test_unknown_command_lists_the_commands(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    argv = ["--db", str(tmp_path / "c.db")]
-    output = chat_in_process(monkeypatch, argv, "/help\n")
+def test_help_lists_the_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    output = chat_in_process(monkeypatch, ["--db", str(tmp_path / "c.db")], "/help\n")
 
-    assert output == "unknown command /help; try /history, /undo, /clear, /quit\n"
+    assert [line.split()[0] for line in output.splitlines()[:5]] == [
+        "/help",
+        "/history",
+        "/undo",
+        "/clear",
+        "/quit",
+    ]
+
+
+def test_an_unknown_command_points_to_help(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    output = chat_in_process(monkeypatch, ["--db", str(tmp_path / "c.db")], "/frobnicate\n")
+
+    assert output == "unknown command /frobnicate; try /help\n"
 
 
 @pytest.fixture

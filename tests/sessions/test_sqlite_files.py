@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_sessions import SQLiteStore
+from agent_sessions import BackendDatabaseMissingError, SQLiteStore
 
 
 def _mode(path: Path) -> int:
@@ -66,7 +66,7 @@ async def test_a_database_that_cannot_be_created_names_the_reason(tmp_path: Path
 
 _READER = """
 import asyncio, json, sys
-from agent_sessions import SQLiteStore
+from agent_sessions import BackendDatabaseMissingError, SQLiteStore
 
 async def main():
     async with SQLiteStore(sys.argv[1]) as store:
@@ -174,3 +174,51 @@ def test_a_read_only_database_without_session_tables_says_so(shared_dir: Path) -
     message = str(_read_as_other_user(path)["read"])
     assert message.startswith(f"ReadOnlyDatabaseError: SQLite database {path} is read-only")
     assert "holds no agent_sessions_* session tables" in message
+
+
+# -- create=False: for tools that must not create a database ---------------------------------
+
+
+def test_a_store_that_may_not_create_refuses_a_missing_file_and_creates_none(
+    tmp_path: Path,
+) -> None:
+    async def use() -> None:
+        async with SQLiteStore(tmp_path / "missing.db", create=False) as store:
+            with pytest.raises(BackendDatabaseMissingError, match=r"no SQLite database at .*"):
+                await store.session("s").get_items()
+            with pytest.raises(BackendDatabaseMissingError):
+                await store.session("s").add_items([{"n": 1}])
+
+    asyncio.run(use())
+
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_that_may_not_create_leaves_a_foreign_database_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "notes.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text TEXT)")
+    connection.close()
+    before = path.read_bytes()
+
+    async def use() -> None:
+        async with SQLiteStore(path, create=False) as store:
+            with pytest.raises(BackendDatabaseMissingError, match="holds no agent-sessions"):
+                await store.list_sessions()
+
+    asyncio.run(use())
+
+    assert path.read_bytes() == before
+    assert sorted(child.name for child in tmp_path.iterdir()) == ["notes.db"]
+
+
+async def test_a_store_that_may_not_create_reads_and_writes_an_existing_database(
+    tmp_path: Path,
+) -> None:
+    async with SQLiteStore(tmp_path / "s.db") as store:
+        await store.session("s").add_items([{"n": 1}])
+    async with SQLiteStore(tmp_path / "s.db", create=False) as store:
+        await store.session("s").add_items([{"n": 2}])
+        assert await store.session("s").get_items() == [{"n": 1}, {"n": 2}]
