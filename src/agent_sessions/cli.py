@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
@@ -84,7 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             # handler stops at once (asyncio's would wait for the read to return).
             open_store(parsed.url)  # a bad URL is reported before anything is typed
             parsed.input = _read_input(parsed.command)
-        return asyncio.run(run(parsed))
+        status = asyncio.run(run(parsed))
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return status
+    except BrokenPipeError:  # `agent-sessions export URL | head`: stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         print(f"{PROG} {parsed.command}: interrupted", file=sys.stderr)
         return 130

@@ -173,6 +173,21 @@ def test_show_last_zero_of_a_session_prints_the_header_only(tmp_path: Path) -> N
     assert (result.returncode, result.stdout) == (0, "   #  kind  text\n")
 
 
+def test_export_into_a_pipe_closed_early_stops_quietly(tmp_path: Path) -> None:
+    _fill(tmp_path / "s.db", {f"s{n}": [{"n": n, "pad": "x" * 100}] * 50 for n in range(40)})
+    shell = f"{AGENT_SESSIONS} export sqlite:///{tmp_path / 's.db'} | head -n 1"
+    result = subprocess.run(
+        ["bash", "-c", shell + "; echo ${PIPESTATUS[0]} >&2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.stdout.count("\n") == 1
+    assert result.stderr == "1\n"  # no "Broken pipe" error, no traceback
+
+
 # -- usage errors, --version, --help ---------------------------------------------------------
 
 
