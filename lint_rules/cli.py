@@ -12,11 +12,11 @@ from typing import TextIO
 
 from lint_rules import timing
 from lint_rules.config import ENGINE_CODES, Configurations, check_selectors
-from lint_rules.discovery import DiscoveryError
-from lint_rules.docs import RULE_FORMATS, explain, render_rules
-from lint_rules.engine import display_path, run, run_stdin
-from lint_rules.report import FORMATS, Located, render, summary
-from lint_rules.results import FileResult, RunOptions
+from lint_rules.engine.discovery import DiscoveryError
+from lint_rules.engine.results import FileResult, RunOptions
+from lint_rules.engine.run import display_path, run, run_stdin
+from lint_rules.output.docs import RULE_FORMATS, explain, render_rules
+from lint_rules.output.report import FORMATS, Located, render, summary
 from lint_rules.rule import ConfigError, Rule
 from lint_rules.rules import ALL_RULES
 

@@ -176,9 +176,9 @@ def parse_config(
 ) -> Config:
     """Validate a ``[tool.lint_rules]`` table; every error names its key.
 
-    The rules are instantiated once to validate their options, with modules looked up
-    from ``root`` (see ``static.project_root``)."""
-    from lint_rules.static import project_root
+    The rules are instantiated once to validate their options, with a ``Project`` of
+    ``root`` (modules they read declarations from are looked up there first)."""
+    from lint_rules.analysis.project import Project
 
     where = f"{source} [tool.lint_rules]"
     if not isinstance(table, dict):
@@ -202,12 +202,12 @@ def parse_config(
         per_file_ignores=per_file_ignores,
         rule_options={key: table[key] for key in owned if key in table},
     )
-    with project_root(root):
-        for rule in rules:  # rules validate the keys they own; errors name the key
-            try:
-                rule(config.options_for(rule))
-            except ConfigError as error:
-                raise ConfigError(f"{where}: {error}") from error
+    project = Project(root)
+    for rule in rules:  # rules validate the keys they own; errors name the key
+        try:
+            rule.create(config.options_for(rule), project)
+        except ConfigError as error:
+            raise ConfigError(f"{where}: {error}") from error
     return config
 
 

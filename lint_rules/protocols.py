@@ -1,6 +1,6 @@
 """``python -m lint_rules protocols``: mypy's verdict on every protocol implementation.
 
-For each class that implements a configured protocol (``lint_rules.conformance``
+For each class that implements a configured protocol (``lint_rules.analysis.conformance``
 finds them, as for LR003), a generated *probe module* imports the class and the
 protocol and returns one as the other::
 
@@ -47,20 +47,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from lint_rules.cache import CACHE_DIRECTORY
-from lint_rules.config import Config, load_config
-from lint_rules.conformance import (
+from lint_rules.analysis.conformance import (
     ProtocolTarget,
     configured_targets,
     find_implementations,
     matching_targets,
 )
-from lint_rules.discovery import discover
-from lint_rules.engine import decode_source, display_path
+from lint_rules.analysis.declarations import Declarations, file_source
+from lint_rules.config import Config, load_config
+from lint_rules.engine.cache import CACHE_DIRECTORY
+from lint_rules.engine.discovery import discover
+from lint_rules.engine.run import decode_source, display_path
 from lint_rules.mypy_daemon import DEFAULT_IDLE_TIMEOUT, Daemon, MypyOutput
-from lint_rules.report import Located, render, summary
+from lint_rules.output.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
-from lint_rules.static import file_source, project_root
 
 CODE = "LR100"
 NAME = "protocol-mismatch"
@@ -170,13 +170,13 @@ def check_protocols(
     to ``unprobed`` (when given) instead of being checked; LR003 still checks it.
     With ``daemon``, mypy's daemon answers when it runs, and is started when it does not.
     """
-    with project_root(config.root):  # the protocols' modules are the project's
-        targets = configured_targets(config.rule_options)
+    declarations = Declarations(config.root)  # the protocols' modules are the project's
+    targets = configured_targets(config.rule_options, declarations)
     if not targets:
         return []
     implementations = []
     for path in discover([config.root], config.root, config.exclude):
-        for implementation in implementations_in(path, config.root, targets):
+        for implementation in implementations_in(path, config.root, targets, declarations):
             if implementation.importable:
                 implementations.append(implementation)
             elif unprobed is not None:
@@ -195,12 +195,16 @@ def check_protocols(
 
 
 def implementations_in(
-    path: Path, root: Path, targets: Sequence[ProtocolTarget]
+    path: Path,
+    root: Path,
+    targets: Sequence[ProtocolTarget],
+    declarations: Declarations | None = None,
 ) -> list[Implementation]:
     """The classes of one file that implement a target configured for it: module-level
     ones, those nested in classes (a probe imports the outermost and names the inner one
     through it) and those defined in functions (``importable`` is false: no probe can
-    name them)."""
+    name them). Bases imported from other modules are read through ``declarations``
+    (default: looked up from ``root``)."""
     matching = matching_targets(targets, path, root)
     if not matching:
         return []
@@ -215,7 +219,7 @@ def implementations_in(
     except (SyntaxError, ValueError, RecursionError):
         return []
     context = FileContext(path, text)
-    source = file_source(path, tree)
+    source = file_source(path, tree, declarations or Declarations(root))
     found = []
     for target in matching:
         protocol = target.protocol

@@ -4,7 +4,10 @@ Writing a rule
 ==============
 One rule is one module in ``lint_rules/rules/``, registered in
 ``lint_rules/rules/__init__.py`` (``ALL_RULES``). The module is the rule's
-documentation and its tests::
+documentation and its tests; what it needs to know about code beyond one visitor
+(declarations, receivers, whose a name is, how a rename is carried out) lives in
+``lint_rules/analysis/`` and ``lint_rules/codemod/``, which it calls. A rule never
+imports ``lint_rules.engine`` (a test holds this)::
 
     class StaleNameRule(Rule):
         '''Flags uses of a name that was renamed.
@@ -61,7 +64,12 @@ Class attributes
              values of its keys that are present (``RuleOptions``) and validates
              them, raising ``ConfigError`` with a message that names the key.
              A rule is instantiated once in the main process (to validate the
-             configuration before any work) and once per worker process.
+             configuration before any work) and once per worker process, by
+             ``Rule.create``: a rule whose ``__init__`` also takes ``project``
+             (``def __init__(self, options, project=None)``) gets the run's
+             ``Project``, to read declarations through
+             (``project.declarations``); built by hand without one (a test),
+             it reads them from the working directory.
 ``SEVERITY`` ``"error"`` (the default), ``"warning"`` or ``"note"``: the SARIF
              ``level`` of the rule's findings (``--format sarif``).
 ``READS``    keys owned by another rule that this rule also receives, unvalidated
@@ -121,6 +129,8 @@ re-checks every file. Default: none.
 Reporting
 ---------
 ``self.file`` is the ``FileContext`` of the file being checked: ``path``,
+``project`` (the run's ``Project``: ``index`` of what the project defines,
+``names`` of what it binds, ``declarations``; see ``analysis/project.py``),
 ``root`` (the project root, ``None`` outside a project), ``text`` (decoded,
 BOM dropped, line endings kept), ``lines``, ``line_starts``, ``ast_tree``,
 ``cst_module``, ``cst_wrapper``, ``offset(line, byte_column)`` (an ``ast``
@@ -153,7 +163,10 @@ Findings are cached by file content and configuration. A rule whose findings
 also depend on something outside both (a tool's version, the tool's own config
 file) returns a description of it from ``cache_fingerprint(directory)``, called
 once per run for each directory of checked files; a cached result is used only
-while that description is unchanged. Default: ``""``.
+while that description is unchanged. Default: ``""``. Findings that read other files
+of the project (``self.file.project.index`` or ``.names``: the ``Project`` notes each
+such read, ``note_read``) are cached with a stamp of the project's files, and checked
+again once any of them changes.
 """
 
 from __future__ import annotations
@@ -166,11 +179,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
 if TYPE_CHECKING:
     import libcst
     from libcst.metadata import MetadataWrapper
+
+    from lint_rules.analysis.project import Project
 
 RuleOptions = Mapping[str, object]
 """The values of the ``[tool.lint_rules]`` keys a rule owns (see ``Rule.OPTIONS``)."""
@@ -241,6 +256,9 @@ class Invalid:
     options: RuleOptions = field(default_factory=dict)
 
 
+_Rule = TypeVar("_Rule", bound="Rule")
+
+
 class Rule:
     """Base class of every rule; see the module docstring for how to write one."""
 
@@ -258,6 +276,14 @@ class Rule:
     def __init__(self, options: RuleOptions) -> None:
         self.options = options
         self.findings: list[Finding] = []
+
+    @classmethod
+    def create(cls: type[_Rule], options: RuleOptions, project: Project) -> _Rule:
+        """The rule as a run builds it: ``cls(options, project=project)`` when its
+        constructor takes a ``project`` (to read declarations), else ``cls(options)``."""
+        if "project" in inspect.signature(cls).parameters:
+            return cls(options, project=project)  # type: ignore[call-arg]
+        return cls(options)
 
     @classmethod
     def summary(cls) -> str:
@@ -318,99 +344,27 @@ _STRING = re.compile(r"([A-Za-z]{0,2})('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
 
-_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class ProjectIndex:
-    """What the project around a file defines, from a text scan of its Python files."""
-
-    definitions: frozenset[str]
-    """Names of the functions and classes defined anywhere in the project."""
-    packages: frozenset[str]
-    """Top-level module and package names of the project's files."""
-    files: tuple[Path, ...] = ()
-    """The project's Python files (as ``discover`` finds them)."""
-
-
-_PROJECT_INDEXES: dict[Path, ProjectIndex] = {}
-_project_reads = 0
-
-
-def note_project_read() -> None:
-    """Record that the file being checked had its findings decided by other files of
-    the project too: such a result is not cached (the cache keys a file by its content)."""
-    global _project_reads
-    _project_reads += 1
-
-
-def project_reads() -> int:
-    """How many times this process consulted the project (``note_project_read``)."""
-    return _project_reads
-
-
-def project_stamp(root: Path) -> str:
-    """A digest of the project's Python files as they stand (path, size, modification
-    time): what a cached result that read the project (``note_project_read``) holds for."""
-    import hashlib
-
-    from lint_rules.discovery import discover
-
-    digest = hashlib.blake2b(digest_size=16)
-    for path in discover([root], root, ()):
-        try:
-            status = path.stat()
-        except OSError:
-            continue
-        digest.update(f"{path}\0{status.st_size}\0{status.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
-def forget_projects() -> None:
-    """Drop the project indexes this process built: a run starts from the files as they
-    are now (a long-lived process, or the tests, may run several times)."""
-    _PROJECT_INDEXES.clear()
-
-
-def project_index(root: Path | None) -> ProjectIndex:
-    """The project's index, built once per process and root (empty without a root)."""
-    if root is None:
-        return ProjectIndex(frozenset(), frozenset())
-    note_project_read()
-    index = _PROJECT_INDEXES.get(root)
-    if index is None:
-        from lint_rules.discovery import discover
-
-        definitions: set[str] = set()
-        packages: set[str] = set()
-        files = discover([root], root, ())
-        for path in files:
-            directory, top = path.parent, path.stem
-            while (directory / "__init__.py").is_file():
-                top, directory = directory.name, directory.parent
-            packages.add(top)
-            try:
-                definitions.update(_DEFINED.findall(path.read_text("utf-8", errors="replace")))
-            except OSError:
-                continue
-        index = _PROJECT_INDEXES[root] = ProjectIndex(
-            frozenset(definitions), frozenset(packages), tuple(files)
-        )
-    return index
-
-
 class FileContext:
     """One file under check: its text and lazily built, cached views of it.
 
-    ``root`` is the project root (where the configuration lives), or ``None``
-    when the file is checked outside a project (e.g. a rule's examples).
+    ``project`` is the run's ``Project`` (without one: a project of its own with no
+    root, as for a rule's examples).
     """
 
-    def __init__(self, path: Path, text: str, root: Path | None = None) -> None:
+    def __init__(self, path: Path, text: str, project: Project | None = None) -> None:
         self.path = path
         self.text = text
-        self.root = root
+        if project is None:
+            from lint_rules.analysis.project import Project
+
+            project = Project(None)
+        self.project = project
         self.parsed = False
+
+    @property
+    def root(self) -> Path | None:
+        """The project root (where the configuration lives), ``None`` outside a project."""
+        return self.project.root
 
     @cached_property
     def line_starts(self) -> list[int]:
@@ -456,11 +410,6 @@ class FileContext:
         """1-based line and character column of a character offset."""
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
-
-    @property
-    def project(self) -> ProjectIndex:
-        """What the project (under ``root``) defines; read once per process."""
-        return project_index(self.root)
 
     def string_body(self, node: ast.Constant) -> tuple[int, int] | None:
         """Where a string literal's value is spelt between its quotes, or ``None``.

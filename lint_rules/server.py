@@ -39,12 +39,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from lint_rules.cache import ResultCache
 from lint_rules.config import Config, Configurations
-from lint_rules.docs import explain
-from lint_rules.engine import Worker
-from lint_rules.results import RunOptions
-from lint_rules.rule import ConfigError, Finding, Rule, forget_projects
+from lint_rules.engine.cache import ResultCache
+from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import Worker, decode_source
+from lint_rules.output.docs import explain
+from lint_rules.rule import ConfigError, Finding, Rule
 from lint_rules.rules import ALL_RULES
 
 NAME = "lint-rules"
@@ -119,11 +119,15 @@ class Linter:
         self.reload()
 
     def reload(self) -> None:
-        """Forget every configuration, built rule and project index: read them again."""
+        """Forget every configuration, built rule and project: read them again."""
         self.configs = Configurations(self.rules, cwd=self.cwd)
-        self._workers: dict[tuple[Path, bool, bool], Worker] = {}
         self._stamps: dict[Path, tuple[int, int] | None] = {}
-        forget_projects()
+        self.forget_projects()
+
+    def forget_projects(self) -> None:
+        """Drop the workers and their ``Project``: the next check reads the files as they
+        are saved now."""
+        self._workers: dict[tuple[Path, bool, bool], Worker] = {}
 
     def config_for(self, path: Path) -> Config:
         """The configuration that governs ``path``, read again if its file changed."""
@@ -153,7 +157,7 @@ class Linter:
         data = _encoded(text)
         cache = None
         if saved:
-            cache = ResultCache.open(config, worker.checker.rules, worker.options)
+            cache = ResultCache.open(config, worker.checker.rules, worker.options, worker.project)
             hit = cache.lookup(path, data)
             if hit is not None:
                 return self._keep(path, Checked(version, text, hit.findings))
@@ -168,8 +172,6 @@ class Linter:
         result = self.worker(config, fix=True).run_bytes(path, _encoded(text), write=False)
         if result.fixed_source is None or not result.fixed:
             return None
-        from lint_rules.engine import decode_source
-
         after, _ = decode_source(result.fixed_source)
         return after if after != text else None
 
@@ -291,7 +293,7 @@ def build_server(rules: Sequence[type[Rule]] = ALL_RULES) -> LanguageServer:
         if _python_path(uri) is None:
             return
         # The project as saved changed: what read it is checked again.
-        forget_projects()
+        linter.forget_projects()
         stale = [other for other, checked in linter.checked.items() if checked.reads_project]
         for other in {uri, *stale}:
             linter.checked.pop(other, None)

@@ -1,20 +1,22 @@
 from __future__ import annotations
 
-import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lint_rules.config import find_pyproject
-from lint_rules.conformance import (
+from lint_rules.analysis.conformance import (
     OPTION,
     configured_targets,
     find_implementations,
     matching_targets,
 )
+from lint_rules.analysis.declarations import file_source
+from lint_rules.config import find_pyproject
 from lint_rules.rule import Invalid, Rule, RuleOptions, Valid
-from lint_rules.static import file_source
+
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import Project
 
 _SESSION = {"protocols": {"agent_sessions.protocol:Session": ["*.py"]}}
-_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+")
 
 
 class ProtocolConformanceRule(Rule):
@@ -191,9 +193,9 @@ class ProtocolConformanceRule(Rule):
         ),
     )  # fmt: skip
 
-    def __init__(self, options: RuleOptions) -> None:
+    def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
-        self.targets = configured_targets(options)
+        self.targets = configured_targets(options, project.declarations if project else None)
         self._root: Path | None = None
 
     def prefilter(self, text: str) -> bool:
@@ -206,13 +208,15 @@ class ProtocolConformanceRule(Rule):
         matching = matching_targets(self.targets, self.file.path, self.root)
         if not matching:
             return
-        source = file_source(self.file.path.resolve(), self.file.ast_tree)
+        source = file_source(
+            self.file.path.resolve(), self.file.ast_tree, self.file.project.declarations
+        )
         for target in matching:
             for implementation in find_implementations(source, target.protocol):
                 for problem in implementation.problems():
                     start = self.file.offset(problem.node.lineno, problem.node.col_offset)
-                    keyword = _DEFINITION.match(self.file.text, start)
-                    name_start = keyword.end() if keyword is not None else start
+                    name = self.file.definition_name(problem.node)
+                    name_start = name[0] if name is not None else start
                     message = self.MESSAGE.format(
                         cls=problem.owner,
                         problem=problem.text,

@@ -9,8 +9,8 @@ from typing import ClassVar
 import pytest
 
 from lint_rules.config import load_config
-from lint_rules.engine import run
-from lint_rules.results import RunOptions
+from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import run
 from lint_rules.rule import FileContext, Rule
 
 

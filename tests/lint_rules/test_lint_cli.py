@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.config import load_config
-from lint_rules.docs import rules_markdown
-from lint_rules.report import Located, render
+from lint_rules.output.docs import rules_markdown
+from lint_rules.output.report import Located, render
 from lint_rules.rule import Finding
 from lint_rules.rules import ALL_RULES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lint_rules.discovery import DiscoveryError, Scope, discover
+from lint_rules.engine.discovery import DiscoveryError, Scope, discover
 
 
 def _names(paths: list[Path], root: Path) -> list[str]:

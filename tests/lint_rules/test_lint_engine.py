@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.config import load_config
-from lint_rules.engine import Checker, RunOptions, run
+from lint_rules.engine.checker import Checker
+from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import run
 from lint_rules.rule import Rule
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.stale_name import StaleNameRule

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.engine import MAX_FIX_PASSES
-from lint_rules.fixes import apply_fixes
+from lint_rules.engine.fixes import MAX_FIX_PASSES, apply_fixes
 from lint_rules.rule import Edit, Fix
 from lint_rules.rules import ALL_RULES
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lint_rules.docs import rules_markdown
-from lint_rules.engine import Checker, fix_text
+from lint_rules.engine.checker import Checker
+from lint_rules.engine.fixes import fix_text
+from lint_rules.output.docs import rules_markdown
 from lint_rules.rule import DOC_SECTIONS, Invalid, Rule, Valid
 from lint_rules.rules import ALL_RULES
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lint_rules import receivers
-from lint_rules.checker import Checker
+from lint_rules.analysis import receivers
+from lint_rules.engine.checker import Checker
 from lint_rules.rule import ConfigError, Finding
 from lint_rules.rules import unknown_literal
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
@@ -667,7 +667,7 @@ def test_inline_table_from_pyproject_is_read(events: Path, lint: object) -> None
 
 
 def test_facts_read_from_the_declaring_module(events: Path) -> None:
-    from lint_rules.static import class_facts
+    from lint_rules.analysis.declarations import class_facts
 
     facts = class_facts("events", "ItemEvent", "name")
 

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from lint_rules.analysis.declarations import literal_values
 from lint_rules.config import load_config
-from lint_rules.engine import RunOptions, run
+from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import run
 from lint_rules.rule import ConfigError
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
-from lint_rules.static import literal_values
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint

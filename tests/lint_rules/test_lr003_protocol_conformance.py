@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from lint_rules.analysis.conformance import parameter_changes
+from lint_rules.analysis.declarations import Parameter
 from lint_rules.config import load_config
-from lint_rules.conformance import parameter_changes
-from lint_rules.engine import RunOptions, run
+from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import run
 from lint_rules.rules.protocol_conformance import ProtocolConformanceRule
-from lint_rules.static import Parameter
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint

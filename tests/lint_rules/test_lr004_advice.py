@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.collected import collected_tests, is_test_file
+from lint_rules.analysis.collected import collected_tests, is_test_file
+from lint_rules.analysis.typos import find_typos
+from lint_rules.codemod.misspellings import NOT_OURS, TEST_DATA
 from lint_rules.config import load_config, parse_config
-from lint_rules.engine import run
-from lint_rules.results import RunOptions
+from lint_rules.engine.results import RunOptions
+from lint_rules.engine.run import run
 from lint_rules.rules import ALL_RULES
-from lint_rules.rules.typo import NOT_OURS, TEST_DATA, TypoRule
-from lint_rules.typos_runner import find_typos
+from lint_rules.rules.typo import TypoRule
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint

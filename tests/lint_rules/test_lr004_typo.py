@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.typos_runner import PIPE_INPUT_LIMIT, find_typos
+from lint_rules.analysis.typos import PIPE_INPUT_LIMIT, find_typos
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint

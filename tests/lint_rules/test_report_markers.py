@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lint_rules.report import Located, render, summary
+from lint_rules.output.report import Located, render, summary
 from lint_rules.rule import Edit, Finding, Fix, Rule
 from lint_rules.rules import ALL_RULES
 

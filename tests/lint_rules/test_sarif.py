@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import pytest
 
 from lint_rules.config import ENGINE_CODES
-from lint_rules.report import SARIF_ROOT, SEVERITIES, Located, render
+from lint_rules.output.report import SARIF_ROOT, SEVERITIES, Located, render
 from lint_rules.rule import Finding, Rule
 from lint_rules.rules import ALL_RULES
 

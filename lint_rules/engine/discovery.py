@@ -68,6 +68,12 @@ def discover(
     return sorted(found)
 
 
+def project_files(root: Path) -> list[Path]:
+    """Every Python file of the project under ``root`` (its .gitignore applies, no
+    ``exclude``): what a ``Project`` indexes."""
+    return discover([root], root, ())
+
+
 class _Exclusions:
     """``exclude`` of the configuration that governs each directory, compiled once each."""
 

@@ -6,8 +6,9 @@ that imports that name and is not renamed along with it: because its fixes were
 withheld, suppressed, or because it was not among the checked paths. The
 reverse holds too: a module whose import was renamed needs the imported module
 to define the new name after the run. ``settle`` finds such pairs before
-anything is written and has the offending renames withheld, repeating until
-the set of changes is consistent.
+anything is written (``engine/settle.py``) and has the offending renames withheld,
+repeating until the set of changes is consistent; ``Modules.inconsistencies`` finds
+them.
 
 Only what can be seen without importing anything is followed: ``from M import
 name`` (absolute or relative) and ``alias.name`` where ``alias`` is bound by
@@ -19,17 +20,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-
-from lint_rules.discovery import discover
-from lint_rules.results import FileResult
-
-MAX_ROUNDS = 5
-"""How many times withheld renames may uncover further inconsistencies."""
-
-Refix = Callable[[FileResult, Mapping[str, str]], None]
-"""Fix one file again, withholding fixes that replace the given names (name -> reason)."""
 
 
 def module_name(path: Path) -> str:
@@ -42,34 +34,7 @@ def module_name(path: Path) -> str:
     return ".".join(reversed(parts))
 
 
-def settle(results: Sequence[FileResult], root: Path, exclude: Sequence[str], refix: Refix) -> None:
-    """Withhold renames until no module imports a name another module no longer defines."""
-    if not any(result.change is not None for result in results):
-        return
-    project = _Project(discover([root], root, exclude), root)
-    by_path = {result.path.resolve(): result for result in results}
-    blocked: dict[Path, dict[str, str]] = {}
-    for _ in range(MAX_ROUNDS):
-        texts = {
-            path: result.change.after
-            for path, result in by_path.items()
-            if result.change is not None
-        }
-        problems = project.inconsistencies(texts, by_path)
-        grown = False
-        for path, names in problems.items():
-            entry = blocked.setdefault(path, {})
-            for name, reason in names.items():
-                if name not in entry:
-                    entry[name] = reason
-                    grown = True
-        if not grown:
-            return
-        for path in problems:
-            refix(by_path[path], blocked[path])
-
-
-class _Project:
+class Modules:
     """The project's modules: their names and (lazily) their text on disk."""
 
     def __init__(self, files: Iterable[Path], root: Path) -> None:
@@ -93,18 +58,17 @@ class _Project:
             return str(path)
 
     def inconsistencies(
-        self, after: Mapping[Path, str], results: Mapping[Path, FileResult]
+        self, changes: Mapping[Path, tuple[str, str]]
     ) -> dict[Path, dict[str, str]]:
-        """Per file with a change: the names whose renames must be withheld, with the reason."""
+        """Per changed file (its text before and after, by resolved path): the names
+        whose renames must be withheld, with the reason."""
         problems: dict[Path, dict[str, str]] = {}
 
         def final(path: Path) -> str | None:
-            return after[path] if path in after else self.disk_text(path)
+            return changes[path][1] if path in changes else self.disk_text(path)
 
-        for path, new_text in after.items():
-            result = results[path]
-            assert result.change is not None
-            old_tree, new_tree = _parse(result.change.before), _parse(new_text)
+        for path, (old_text, new_text) in changes.items():
+            old_tree, new_tree = _parse(old_text), _parse(new_text)
             if old_tree is None or new_tree is None:
                 continue
             module = module_name(path)

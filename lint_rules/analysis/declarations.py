@@ -1,14 +1,15 @@
 """Read declarations from a module's source without importing or running it.
 
 ``literal_values`` gives the strings a ``Literal[...]`` declaration allows;
-``read_protocol`` gives the members of a ``Protocol`` class. Both locate the
-module in the project root (set by ``project_root``; without one, the working
-directory), then its ``src/`` (a src-layout project that is not installed), then
-``sys.path`` without the working directory (``python -m`` puts it first), so that
-what is read does not depend on where the command runs. They search
-with ``importlib.machinery.PathFinder`` one package level at a time, so no
-package ``__init__`` is executed, and both raise ``ConfigError`` naming the
-module and the name when it cannot be found, read, or is not what was asked.
+``read_protocol`` gives the members of a ``Protocol`` class. Both read through a
+``Declarations`` (a project's: ``Project.declarations``), which locates the module
+in the project root (without one, the working directory), then its ``src/`` (a
+src-layout project that is not installed), then ``sys.path`` without the working
+directory (``python -m`` puts it first), so that what is read does not depend on
+where the command runs. It searches with ``importlib.machinery.PathFinder`` one
+package level at a time, so no package ``__init__`` is executed, and raises
+``ConfigError`` naming the module and the name when it cannot be found, read, or is
+not what was asked. What it located and parsed it keeps, for its project's run only.
 """
 
 from __future__ import annotations
@@ -19,19 +20,14 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cached_property
 from importlib.machinery import PathFinder
 from pathlib import Path
 
 from lint_rules.rule import ConfigError
 
 TYPING_MODULES = ("typing", "typing_extensions")
-
-_recorders: list[set[Path]] = []
-"""The path sets of the active ``recording()`` blocks."""
-_roots: list[str] = []
-"""The project roots of the active ``project_root()`` blocks, innermost last."""
 
 # Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
 _TYPE_STATEMENT = re.compile(
@@ -89,16 +85,19 @@ class ProtocolSpec:
         return [member for member in self.members.values() if member.is_method]
 
 
-def literal_values(module: str, name: str) -> tuple[str, ...]:
+def literal_values(
+    module: str, name: str, declarations: Declarations | None = None
+) -> tuple[str, ...]:
     """The strings allowed by ``name`` in ``module``: a Literal alias or ``Class.attr``.
 
     Aliases may be plain, ``TypeAlias``-annotated or PEP 695 ``type`` statements,
     unions of Literals and aliases of aliases (also imported from other modules);
     ``Class.attr`` is an annotated class attribute (dataclass, pydantic model,
-    TypedDict), looked up in the class's bases too.
+    TypedDict), looked up in the class's bases too. ``declarations``: the project's
+    (default: outside any project, from the working directory).
     """
     parts = name.split(".")
-    source, parts[0] = defined_in(read_module(module), parts[0])
+    source, parts[0] = defined_in(_reader(declarations).read_module(module), parts[0])
     if len(parts) == 1:
         expression = source.alias(parts[0])
         if expression is None:
@@ -115,11 +114,11 @@ def literal_values(module: str, name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
 
 
-def read_protocol(module: str, name: str) -> ProtocolSpec:
+def read_protocol(module: str, name: str, declarations: Declarations | None = None) -> ProtocolSpec:
     """The Protocol ``name`` in ``module`` with its members, inherited ones included.
 
     A protocol re-exported by ``module`` is read where it is defined, and named so."""
-    source, name = defined_in(read_module(module), name)
+    source, name = defined_in(_reader(declarations).read_module(module), name)
     module = source.name
     node = source.classes.get(name)
     if node is None:
@@ -149,10 +148,34 @@ class ModuleSource:
     path: Path
     package: str
     tree: ast.Module
+    reader: Declarations = field(compare=False, repr=False)
+    """Where the modules it imports from are read (its project's ``Declarations``)."""
 
     @property
     def classes(self) -> dict[str, ast.ClassDef]:
         return {node.name: node for node in top_level(self.tree) if isinstance(node, ast.ClassDef)}
+
+    @cached_property
+    def nested_classes(self) -> list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]:
+        """Every class of the module in source order, with its ``__qualname__`` and the
+        classes its bases may name: the module's, overlaid by those of each enclosing
+        function and of the body that defines it."""
+        found: list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]] = []
+
+        def visit(body: list[ast.stmt], prefix: str, visible: dict[str, ast.ClassDef]) -> None:
+            definitions = _definitions(body)
+            classes = [node for node in definitions if isinstance(node, ast.ClassDef)]
+            local = {**visible, **{node.name: node for node in classes}} if classes else visible
+            for node in definitions:
+                if isinstance(node, ast.ClassDef):
+                    found.append((node, prefix + node.name, local))
+                    # A class body's names are not visible in the classes nested in it.
+                    visit(node.body, f"{prefix}{node.name}.", visible)
+                else:
+                    visit(node.body, f"{prefix}{node.name}.<locals>.", local)
+
+        visit(self.tree.body, "", self.classes)
+        return found
 
     def alias(self, name: str) -> ast.expr | None:
         """The value assigned to a module-level ``name`` (None if not assigned)."""
@@ -207,9 +230,10 @@ class ModuleSource:
         return None
 
 
-def file_source(path: Path, tree: ast.Module) -> ModuleSource:
+def file_source(path: Path, tree: ast.Module, declarations: Declarations) -> ModuleSource:
     """A ``ModuleSource`` for a checked file, named after its package directories
-    (those with ``__init__.py``) so that relative imports resolve."""
+    (those with ``__init__.py``) so that relative imports resolve; what it imports is
+    read through ``declarations``."""
     parts = [path.stem] if path.stem != "__init__" else []
     directory = path.parent
     while (directory / "__init__.py").is_file() and directory.parent != directory:
@@ -217,76 +241,119 @@ def file_source(path: Path, tree: ast.Module) -> ModuleSource:
         directory = directory.parent
     name = ".".join(parts) or path.stem
     package = name if path.stem == "__init__" else name.rpartition(".")[0]
-    return ModuleSource(name, path, package, tree)
+    return ModuleSource(name, path, package, tree, declarations)
 
 
-def read_module(module: str) -> ModuleSource:
-    """Locate and parse ``module``; ``ConfigError`` says what went wrong.
+class Declarations:
+    """The module sources one project's rules read: each located and parsed once.
 
-    Parsed once per content (cached by path, modification time and size)."""
-    cwd = os.getcwd()
-    path, is_package = _locate_from(module, _roots[-1] if _roots else cwd, cwd)
-    for paths in _recorders:
-        paths.add(path)
-    try:
-        status = path.stat()
-    except OSError as error:
-        raise ConfigError(
-            f"cannot read the source of module {module!r} ({path}): {error}"
-        ) from error
-    return _parse_module(module, path, is_package, status.st_mtime_ns, status.st_size)
+    Modules are looked up from ``root`` (the project whose configuration names them;
+    ``None``: the working directory at the time of the lookup) and ``root/src`` first,
+    then ``sys.path`` without the working directory. Belongs to one ``Project``, so
+    what it remembers lasts one run.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._located: dict[tuple[str, str], tuple[Path, bool]] = {}
+        self._parsed: dict[tuple[str, Path, int, int], ModuleSource] = {}
+        self._recorders: list[set[Path]] = []
+
+    def read_module(self, module: str) -> ModuleSource:
+        """Locate and parse ``module``; ``ConfigError`` says what went wrong.
+
+        Parsed once per content (by path, modification time and size)."""
+        path, is_package = self._locate(module)
+        for paths in self._recorders:
+            paths.add(path)
+        try:
+            status = path.stat()
+        except OSError as error:
+            raise ConfigError(
+                f"cannot read the source of module {module!r} ({path}): {error}"
+            ) from error
+        key = (module, path, status.st_mtime_ns, status.st_size)
+        source = self._parsed.get(key)
+        if source is None:
+            source = self._parsed[key] = self._parse_module(module, path, is_package)
+        return source
+
+    @contextmanager
+    def recording(self) -> Iterator[set[Path]]:
+        """The paths of every module source read inside the block (the files whose change
+        changes what was read)."""
+        paths: set[Path] = set()
+        self._recorders.append(paths)
+        try:
+            yield paths
+        finally:
+            self._recorders.pop()
+
+    def _locate(self, module: str) -> tuple[Path, bool]:
+        cwd = os.getcwd()
+        root = str(self.root) if self.root is not None else cwd
+        found = self._located.get((module, cwd))
+        if found is None:
+            installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
+            try:
+                found = _locate(module, [root, os.path.join(root, "src"), *installed])
+            except ConfigError as error:
+                raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
+            self._located[(module, cwd)] = found
+        return found
+
+    def _parse_module(self, module: str, path: Path, is_package: bool) -> ModuleSource:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(
+                f"cannot read the source of module {module!r} ({path}): {error}"
+            ) from error
+        try:
+            tree = _parse(text, path)
+        except (SyntaxError, ValueError, RecursionError) as error:
+            raise ConfigError(
+                f"cannot parse the source of module {module!r} ({path}): {error}"
+            ) from error
+        package = module if is_package else module.rpartition(".")[0]
+        return ModuleSource(module, path, package, tree, self)
 
 
-@contextmanager
-def recording() -> Iterator[set[Path]]:
-    """The paths of every module source read inside the block (the files whose change
-    changes what was read)."""
-    paths: set[Path] = set()
-    _recorders.append(paths)
-    try:
-        yield paths
-    finally:
-        _recorders.pop()
+def _reader(declarations: Declarations | None) -> Declarations:
+    """``declarations``, or for a caller outside any project one reading from the
+    working directory."""
+    return declarations if declarations is not None else Declarations(None)
 
 
-@contextmanager
-def project_root(root: Path) -> Iterator[None]:
-    """Inside the block, modules are looked up from ``root`` and ``root/src`` first (the
-    project whose configuration names them), not from the working directory."""
-    _roots.append(str(root))
-    try:
-        yield
-    finally:
-        _roots.pop()
+_DEFINITION_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPOUND = tuple(
+    getattr(ast, name)
+    for name in ("If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match")
+    if hasattr(ast, name)
+)
 
 
-@cache
-def _locate_from(module: str, root: str, cwd: str) -> tuple[Path, bool]:
-    installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
-    try:
-        return _locate(module, [root, os.path.join(root, "src"), *installed])
-    except ConfigError as error:
-        raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
-
-
-@cache
-def _parse_module(
-    module: str, path: Path, is_package: bool, mtime_ns: int, size: int
-) -> ModuleSource:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(
-            f"cannot read the source of module {module!r} ({path}): {error}"
-        ) from error
-    try:
-        tree = _parse(text, path)
-    except (SyntaxError, ValueError, RecursionError) as error:
-        raise ConfigError(
-            f"cannot parse the source of module {module!r} ({path}): {error}"
-        ) from error
-    package = module if is_package else module.rpartition(".")[0]
-    return ModuleSource(module, path, package, tree)
+def _definitions(
+    body: list[ast.stmt],
+) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The classes and defs of a body in source order, those under compound statements
+    (``if``, ``try``, ``with``, loops, ``match``) included, not those nested in them."""
+    result: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _DEFINITION_NODES):
+            result.append(node)
+        elif isinstance(node, _COMPOUND):
+            children: list[ast.stmt] = []
+            for name in ("body", "orelse", "finalbody"):
+                children.extend(getattr(node, name, ()))
+            for handler in getattr(node, "handlers", ()):
+                children.extend(handler.body)
+            for case in getattr(node, "cases", ()):
+                children.extend(case.body)
+            pending.extend(reversed(children))
+    return result
 
 
 def _locate(module: str, search_path: list[str]) -> tuple[Path, bool]:
@@ -420,19 +487,19 @@ def defined_in(source: ModuleSource, name: str) -> tuple[ModuleSource, str]:
         if not module or module in TYPING_MODULES:
             break
         try:
-            source, name = read_module(module), attribute
+            source, name = source.reader.read_module(module), attribute
         except ConfigError:
             break
     return source, name
 
 
-def canonical_name(qualified: str) -> str:
+def canonical_name(qualified: str, declarations: Declarations) -> str:
     """``module.Name`` of where ``qualified`` is defined (itself if it cannot be read)."""
     module, _, name = qualified.rpartition(".")
     if not module or module in TYPING_MODULES:
         return qualified
     try:
-        source, name = defined_in(read_module(module), name)
+        source, name = defined_in(declarations.read_module(module), name)
     except ConfigError:
         return qualified
     return f"{source.name}.{name}"
@@ -449,7 +516,7 @@ def _definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSourc
     if not module or module in TYPING_MODULES:
         return None
     try:
-        return defined_in(read_module(module), name)
+        return defined_in(source.reader.read_module(module), name)
     except ConfigError:
         return None
 
@@ -506,10 +573,12 @@ class ClassFacts:
     whose discriminator it is (``("type", "raw_response_event")``)."""
 
 
-def class_facts(module: str, name: str, field: str) -> ClassFacts | None:
+def class_facts(
+    module: str, name: str, field: str, declarations: Declarations | None = None
+) -> ClassFacts | None:
     """The facts about class ``name`` of ``module`` (None when it defines no such
     class); ``field`` is the attribute being checked, never a discriminator."""
-    source, name = defined_in(read_module(module), name)
+    source, name = defined_in(_reader(declarations).read_module(module), name)
     node = source.classes.get(name)
     if node is None:
         return None

@@ -2,8 +2,9 @@
 
 ``run`` is the entry point for a set of paths; ``run_stdin`` for one text read
 from standard input. ``Worker`` checks or fixes file after file with one
-``Checker`` (``checker.py``: one parse and one traversal per file); fixes are
-applied and verified by ``fixes.py``; the run types live in ``results.py``.
+``Checker`` (``checker.py``: one parse and one traversal per file) and one
+``Project`` (``open_project``: each run, and each worker process, has its own);
+fixes are applied and verified by ``fixes.py``; the run types live in ``results.py``.
 """
 
 from __future__ import annotations
@@ -19,33 +20,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from lint_rules import timing
-from lint_rules.cache import ResultCache, content_digest
-from lint_rules.checker import Checker, file_error
+from lint_rules.analysis.project import Project
 from lint_rules.config import Config, Configurations
-from lint_rules.consistency import settle
-from lint_rules.discovery import discover
-from lint_rules.fixes import MAX_FIX_PASSES, fix_text, unified_diff, write_atomic
-from lint_rules.results import Change, FileResult, RunOptions, RunResult
-from lint_rules.rule import Finding, Rule, forget_projects, project_reads
-from lint_rules.static import project_root
+from lint_rules.engine.cache import ResultCache, content_digest
+from lint_rules.engine.checker import Checker, file_error
+from lint_rules.engine.discovery import discover, project_files
+from lint_rules.engine.fixes import fix_text, unified_diff, write_atomic
+from lint_rules.engine.results import Change, FileResult, RunOptions, RunResult
+from lint_rules.engine.settle import settle
+from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
     import pathspec
-
-__all__ = [
-    "MAX_FIX_PASSES",
-    "Checker",
-    "FileResult",
-    "RunOptions",
-    "RunResult",
-    "Worker",
-    "decode_source",
-    "display_path",
-    "fix_text",
-    "run",
-    "run_stdin",
-]
-"""Besides its own names, the run types and ``Checker`` are importable from here as before."""
 
 HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""
@@ -70,7 +56,6 @@ def run(
     group runs the rules its ``select`` and ``ignore`` turn on, built once, with its
     own cache; a single ``Config`` governs every file. The results are sorted by path.
     """
-    forget_projects()
     governing = configs.for_directory if isinstance(configs, Configurations) else None
 
     def config_of(directory: Path) -> Config:
@@ -100,7 +85,7 @@ def _run_project(
     are built once here (worker processes build their own)."""
     worker = Worker(rules, config, options)
     cache = (
-        ResultCache.open(config, worker.checker.rules, options)
+        ResultCache.open(config, worker.checker.rules, options, worker.project)
         if options.use_cache and not options.fix
         else None
     )
@@ -126,7 +111,6 @@ def run_stdin(
     data: bytes, filename: Path, config: Config, rules: Sequence[type[Rule]], options: RunOptions
 ) -> FileResult:
     """Check (or fix, returning ``fixed_source``) source read from standard input."""
-    forget_projects()
     return Worker(rules, config, options).run_bytes(filename, data, write=False)
 
 
@@ -207,14 +191,19 @@ def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     return results, timing.since(before)
 
 
+def open_project(root: Path) -> Project:
+    """A new ``Project`` for the files under ``root``, as ``discover`` finds them."""
+    return Project(root, project_files)
+
+
 class Worker:
-    """Rules and configuration loaded once; checks or fixes file after file."""
+    """Rules, configuration and the project loaded once; checks or fixes file after file."""
 
     def __init__(self, rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
-        with project_root(config.root):  # modules a rule reads are the project's
-            instances = [rule(config.options_for(rule)) for rule in rules]
+        self.project = open_project(config.root)
+        instances = [rule.create(config.options_for(rule), self.project) for rule in rules]
         self.rule_classes = tuple(rules)
-        self.checker = Checker(instances, options, config.root)
+        self.checker = Checker(instances, options, self.project)
         self.config = config
         self.options = options
         self._per_file_ignores: list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]] | None = None
@@ -236,9 +225,8 @@ class Worker:
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
         start, before = time.perf_counter(), timing.snapshot()
-        with project_root(self.config.root):
-            self.checker.begin_batch(paths)
-            results = [self.run_file(path) for path in paths]
+        self.checker.begin_batch(paths)
+        results = [self.run_file(path) for path in paths]
         # What the batch spent besides parsing and typos is the rules' (and reading files).
         inside = timing.since(before)
         timing.add("rules", time.perf_counter() - start - inside["parse"] - inside["typos"])
@@ -253,10 +241,6 @@ class Worker:
 
     def run_bytes(self, path: Path, data: bytes, write: bool) -> FileResult:
         """Check or fix one file's bytes; writes the fixed file only when ``write``."""
-        with project_root(self.config.root):
-            return self._run_bytes(path, data, write)
-
-    def _run_bytes(self, path: Path, data: bytes, write: bool) -> FileResult:
         result = FileResult(path, digest=content_digest(data))
         try:
             text, encoding = decode_source(data)
@@ -278,11 +262,11 @@ class Worker:
             for rule in self.checker.rules:
                 rule.begin_text(path, text)
         # per-file-ignores only filter findings: a clean file need not match its patterns.
-        reads = project_reads()
+        reads = self.project.reads
         result.findings, result.parsed = self.checker.check(
             path, text, lambda: self._ignored_codes(path)
         )
-        result.reads_project = project_reads() != reads
+        result.reads_project = self.project.reads != reads
         return result
 
     def _fix(
@@ -315,8 +299,7 @@ class Worker:
         change = result.change
         if change is None:
             return
-        with project_root(self.config.root):
-            self._fix(result, change.before, change.encoding, True, change.ignored, blocked)
+        self._fix(result, change.before, change.encoding, True, change.ignored, blocked)
 
     def _skipped(self, text: str) -> bool:
         end = -1

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lint_rules import timing
-from lint_rules.results import RunOptions
+from lint_rules.analysis.project import Project
+from lint_rules.engine.results import RunOptions
 from lint_rules.rule import ConfigError, FileContext, Finding, Rule
 
 _NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
@@ -36,12 +37,15 @@ class Checker:
     """
 
     def __init__(
-        self, rules: Sequence[Rule], options: RunOptions | None = None, root: Path | None = None
+        self,
+        rules: Sequence[Rule],
+        options: RunOptions | None = None,
+        project: Project | None = None,
     ) -> None:
         options = RunOptions() if options is None else options
         self.rules = list(rules)
-        self.root = root
-        """The project root (where the configuration lives), given to each ``FileContext``."""
+        self.project = project if project is not None else Project(None)
+        """The run's project, given to each ``FileContext``."""
         self.use_prefilter = options.use_prefilter
         self._visitors = [_visitors_of(rule) for rule in self.rules]
         self._tables: dict[tuple[int, ...], dict[type[ast.AST], list[tuple[int, Visitor]]]] = {}
@@ -72,7 +76,7 @@ class Checker:
         ``# noqa: CODE`` comments apply; codes starting with an ``ignored`` prefix
         are dropped (``ignored`` may be a function, called only when there are findings).
         """
-        context = FileContext(path, text, self.root)
+        context = FileContext(path, text, self.project)
         failures = dict(self._batch_failures)
         admitted = []
         for index, rule in enumerate(self.rules):

@@ -14,11 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from lint_rules.results import FixOutcome
+from lint_rules.engine.results import FixOutcome
 from lint_rules.rule import Edit, Finding, Fix
 
 if TYPE_CHECKING:
-    from lint_rules.checker import Checker
+    from lint_rules.engine.checker import Checker
 
 MAX_FIX_PASSES = 10
 

@@ -5,7 +5,7 @@ run options that change results) under the root of the configuration that govern
 the files; inside it, per path, the content digest, the findings and the fingerprint
 of the file's directory (what the rules' ``cache_fingerprint`` say about it, e.g. the
 typos configuration that governs it), and, for a result other files of the project
-decided (``rule.note_project_read``), the ``project_stamp`` it holds for. A file whose
+decided (``Project.note_read``), the project's ``stamp`` it holds for. A file whose
 digest and fingerprints match is not read by a rule, let alone parsed.
 """
 
@@ -18,15 +18,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lint_rules.fixes import write_atomic
-from lint_rules.results import FileResult, RunOptions
-from lint_rules.rule import Edit, Finding, Fix, Rule, project_stamp
+from lint_rules.engine.fixes import write_atomic
+from lint_rules.engine.results import FileResult, RunOptions
+from lint_rules.rule import Edit, Finding, Fix, Rule
 
 if TYPE_CHECKING:
+    from lint_rules.analysis.project import Project
     from lint_rules.config import Config
 
 CACHE_DIRECTORY = ".lint_rules_cache"
-_PACKAGE_DIRECTORY = Path(__file__).parent
+_PACKAGE_DIRECTORY = Path(__file__).parent.parent
+"""The lint_rules package: its sources are part of the run key."""
 
 
 def content_digest(data: bytes) -> str:
@@ -38,19 +40,25 @@ class ResultCache:
     """Findings by path and content digest, for one run key."""
 
     def __init__(
-        self, location: Path, entries: dict[str, list[Any]], rules: Sequence[Rule] = ()
+        self,
+        location: Path,
+        entries: dict[str, list[Any]],
+        project: Project,
+        rules: Sequence[Rule] = (),
     ) -> None:
         self.location = location
         self.entries = entries
+        self.project = project
         self.rules = rules
         self._fingerprints: dict[Path, str] = {}
-        self.root = location.parent.parent
         self._project_stamp: str | None = None
 
     @classmethod
-    def open(cls, config: Config, rules: Sequence[Rule], options: RunOptions) -> ResultCache:
-        """The cache for this configuration and these (built, selected) rules, empty if
-        missing or unreadable."""
+    def open(
+        cls, config: Config, rules: Sequence[Rule], options: RunOptions, project: Project
+    ) -> ResultCache:
+        """The cache for this configuration, its project and these (built, selected)
+        rules, empty if missing or unreadable."""
         import json  # only when the cache is used
 
         location = config.root / CACHE_DIRECTORY / f"{run_key(config, rules, options)}.json"
@@ -58,7 +66,7 @@ class ResultCache:
             entries = json.loads(location.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             entries = {}
-        return cls(location, entries if isinstance(entries, dict) else {}, rules)
+        return cls(location, entries if isinstance(entries, dict) else {}, project, rules)
 
     def fingerprint(self, directory: Path) -> str:
         """What the rules' ``cache_fingerprint`` say about ``directory``, once per run."""
@@ -70,9 +78,9 @@ class ResultCache:
         return found
 
     def project_stamp(self) -> str:
-        """The project's ``project_stamp``, once per run and only when an entry needs it."""
+        """The project's ``stamp``, once per run and only when an entry needs it."""
         if self._project_stamp is None:
-            self._project_stamp = project_stamp(self.root)
+            self._project_stamp = self.project.stamp()
         return self._project_stamp
 
     def lookup(self, path: Path, data: bytes | None = None) -> FileResult | None:

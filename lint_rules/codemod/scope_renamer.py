@@ -1,28 +1,32 @@
-"""Scope-aware renames with libcst: what an identifier names, and every use to rename with it."""
+"""A private name renamed with every reference in its scope, on libcst's scope analysis.
+
+``ScopeRenamer`` tells what each identifier of a file names (``binding``: a local, a
+parameter, a private module or class member, a public name, another module's name)
+and, for a private one, the edits that rename it everywhere it is bound the same way.
+"""
 
 from __future__ import annotations
 
-import keyword
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING
 
 import libcst
 from libcst.metadata import (
     Assignment,
     BuiltinScope,
     ClassScope,
-    CodeRange,
     FunctionScope,
     GlobalScope,
-    ParentNodeProvider,
-    PositionProvider,
     Scope,
-    ScopeProvider,
 )
 
+from lint_rules.codemod.renamer import rename_refusal
+from lint_rules.codemod.scopes import FileScopes
 from lint_rules.rule import Edit, is_private
+
+if TYPE_CHECKING:
+    from lint_rules.rule import FileContext
 
 
 def _imported_without_alias(node: libcst.CSTNode, name: str) -> bool:
@@ -49,42 +53,33 @@ class Binding:
 class ScopeRenamer:
     """What each identifier in one file names, and the edits that rename a private one."""
 
-    def __init__(
-        self, text: str, wrapper: libcst.MetadataWrapper, string_values: list[str]
-    ) -> None:
-        self.text = text
+    def __init__(self, file: FileContext, string_values: Sequence[str]) -> None:
+        self.file = file
+        self.text = file.text
         self.string_values = string_values
         """The value of every string literal (f-strings: their literal parts)."""
-        # One call, so that libcst batches the providers that can share a traversal.
-        resolved = wrapper.resolve_many([ScopeProvider, ParentNodeProvider, PositionProvider])
-        self.scopes = cast("Mapping[libcst.CSTNode, Scope | None]", resolved[ScopeProvider])
-        self.parents = cast("Mapping[libcst.CSTNode, libcst.CSTNode]", resolved[ParentNodeProvider])
-        positions = cast("Mapping[libcst.CSTNode, CodeRange]", resolved[PositionProvider])
-        line_starts = [0, *(match.end() for match in re.finditer(r"\r\n?|\n", text))]
-        self.names: dict[int, libcst.Name] = {}
-        for node, where in positions.items():
-            if isinstance(node, libcst.Name):
-                self.names[line_starts[where.start.line - 1] + where.start.column] = node
-        self.offsets = {id(node): offset for offset, node in self.names.items()}
+        self.scopes = FileScopes(file)
+        self.parents = self.scopes.parents
+        self.names = self.scopes.names
 
     def name_at(self, offset: int) -> libcst.Name | None:
         """The name node that starts at character ``offset``, if any."""
-        return self.names.get(offset)
+        return self.scopes.name_at(offset)
 
     def binding(self, node: libcst.Name) -> Binding:
         """What ``node`` names: its kind, whether it is private, and where it is bound."""
         parent = self.parents[node]
         name = node.value
         if isinstance(parent, libcst.Attribute) and parent.attr is node:
-            owner = self._enclosing_class(node)
+            owner = self.scopes.enclosing_class(node)
             if is_private(name) and owner is not None:
                 return Binding("private class member", True, class_node=owner)
             return Binding("attribute", False)
         if isinstance(parent, libcst.Arg) and parent.keyword is node:
             return Binding("keyword argument", False)
-        if not isinstance(parent, libcst.AsName) and self._in_import(node):
+        if not isinstance(parent, libcst.AsName) and self.scopes.in_import(node):
             return Binding("imported name", False)
-        scope = self._scope_of(node)
+        scope = self.scopes.scope_of(node)
         if scope is None:
             return Binding("name", False)
         assignments = list(scope[name])
@@ -136,7 +131,7 @@ class ScopeRenamer:
             return True  # never passed by keyword
         if is_private(function.name.value):
             return True
-        return isinstance(self.scopes.get(function), FunctionScope)  # a nested function
+        return isinstance(self.scopes.scopes.get(function), FunctionScope)  # a nested function
 
     def rename(
         self, node: libcst.Name, binding: Binding, old: str, new: str
@@ -145,13 +140,10 @@ class ScopeRenamer:
 
         Returns no edits and the reason when the rename is refused.
         """
-        if not new.isidentifier() or keyword.iskeyword(new):
-            return [], f"`{new}` is not an identifier"
-        if any(candidate.value == new for candidate in self.names.values()):
-            return [], f"`{new}` already exists in this file"
-        word = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)")
-        if any(word.search(value) for value in self.string_values):
-            return [], f"`{old}` also appears in a string (e.g. an annotation or `__all__`)"
+        names = {candidate.value for candidate in self.names.values()}
+        refusal = rename_refusal(old, new, names, self.string_values)
+        if refusal:
+            return [], refusal
         targets: list[libcst.Name] = []
         for candidate in self.names.values():
             if candidate.value != old:
@@ -160,13 +152,13 @@ class ScopeRenamer:
             if isinstance(parent, libcst.Attribute) and parent.attr is candidate:
                 if binding.class_node is None:
                     continue
-                if self._enclosing_class(candidate) is not binding.class_node:
+                if self.scopes.enclosing_class(candidate) is not binding.class_node:
                     return [], f"`.{old}` is also used outside its class"
                 targets.append(candidate)
                 continue
             if isinstance(parent, libcst.Arg) and parent.keyword is candidate:
                 return [], f"`{old}` is also passed as a keyword argument"
-            if not isinstance(parent, libcst.AsName) and self._in_import(candidate):
+            if not isinstance(parent, libcst.AsName) and self.scopes.in_import(candidate):
                 continue  # another module's name
             candidate_binding = self.binding(candidate)
             if binding.scope is not None:
@@ -177,35 +169,8 @@ class ScopeRenamer:
                 targets.append(candidate)
         edits = []
         for target in targets:
-            offset = self.offsets[id(target)]
+            offset = self.scopes.offset_of(target)
             if self.text[offset : offset + len(old)] != old:
                 return [], "the name could not be located exactly"
             edits.append(Edit(offset, offset + len(old), new))
         return sorted(edits, key=lambda edit: edit.start), ""
-
-    def _scope_of(self, node: libcst.CSTNode) -> Scope | None:
-        current: libcst.CSTNode | None = node
-        while current is not None:
-            scope = self.scopes.get(current)
-            if scope is not None:
-                return scope
-            current = self.parents.get(current)
-        return None
-
-    def _in_import(self, node: libcst.CSTNode) -> bool:
-        current = self.parents.get(node)
-        while current is not None:
-            if isinstance(current, (libcst.Import, libcst.ImportFrom)):
-                return True
-            if isinstance(current, (libcst.BaseSmallStatement, libcst.BaseStatement)):
-                return False
-            current = self.parents.get(current)
-        return False
-
-    def _enclosing_class(self, node: libcst.CSTNode) -> libcst.ClassDef | None:
-        current = self.parents.get(node)
-        while current is not None:
-            if isinstance(current, libcst.ClassDef):
-                return current
-            current = self.parents.get(current)
-        return None

@@ -17,8 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lint_rules.rule import ConfigError
-from lint_rules.static import (
+from lint_rules.analysis.declarations import (
+    Declarations,
     Member,
     ModuleSource,
     Parameter,
@@ -27,10 +27,9 @@ from lint_rules.static import (
     is_protocol,
     parameters,
     read_protocol,
-    recording,
-    top_level,
     typing_name,
 )
+from lint_rules.rule import ConfigError
 
 if TYPE_CHECKING:
     import pathspec
@@ -88,10 +87,13 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def configured_targets(options: Mapping[str, object]) -> list[ProtocolTarget]:
-    """The targets of the ``protocols`` option in ``options`` (a rule-options table);
-    none when it is absent."""
-    return parse_protocols(options.get(OPTION, {}))
+def configured_targets(
+    options: Mapping[str, object], declarations: Declarations | None = None
+) -> list[ProtocolTarget]:
+    """The targets of the ``protocols`` option in ``options`` (a rule-options table),
+    the protocols read through ``declarations`` (a project's; default: from the working
+    directory); none when it is absent."""
+    return parse_protocols(options.get(OPTION, {}), declarations or Declarations(None))
 
 
 def matching_targets(
@@ -101,7 +103,7 @@ def matching_targets(
     return [target for target in targets if target.matches(path, root)]
 
 
-def parse_protocols(table: object) -> list[ProtocolTarget]:
+def parse_protocols(table: object, declarations: Declarations) -> list[ProtocolTarget]:
     """Validate ``[tool.lint_rules.protocols]`` and read each protocol's source."""
     if not isinstance(table, dict):
         raise ConfigError(f'{OPTION!r} must be a table of "module:Protocol" = [globs]')
@@ -113,8 +115,8 @@ def parse_protocols(table: object) -> list[ProtocolTarget]:
         if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
             raise ConfigError(f"'protocols' {key!r}: expected a list of glob strings")
         try:
-            with recording() as sources:
-                protocol = read_protocol(module, name)
+            with declarations.recording() as sources:
+                protocol = read_protocol(module, name, declarations)
         except ConfigError as error:
             raise ConfigError(f"'protocols' {key!r}: {error}") from error
         targets.append(ProtocolTarget(protocol, tuple(patterns), frozenset(sources)))
@@ -188,12 +190,9 @@ def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[I
     """The classes of a file that implement ``protocol`` (subclass it or its ABC, or
     define more than half of its ``distinctive_methods``), in source order: module-level classes and
     classes nested in classes or functions at any depth."""
-    module_classes = {
-        node.name: node for node in top_level(source.tree) if isinstance(node, ast.ClassDef)
-    }
     methods = distinctive_methods(protocol)
     implementations = []
-    for node, qualname, classes in _all_classes(source.tree, module_classes):
+    for node, qualname, classes in source.nested_classes:
         if (
             source.name == protocol.module
             and qualname == node.name
@@ -211,68 +210,6 @@ def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[I
         ):
             implementations.append(_describe(source, node, classes, protocol, qualname))
     return implementations
-
-
-_Found = list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]
-_last_tree: tuple[ast.Module, _Found] | None = None
-"""The classes of the last tree read (each protocol of a file asks for them again)."""
-
-
-def _all_classes(tree: ast.Module, module_classes: dict[str, ast.ClassDef]) -> _Found:
-    """Every class of the module in source order, with its ``__qualname__`` and the
-    classes its bases may name: the module's, overlaid by those of each enclosing
-    function and of the body that defines it."""
-    global _last_tree
-    if _last_tree is not None and _last_tree[0] is tree:
-        return _last_tree[1]
-    found: _Found = []
-
-    def visit(body: list[ast.stmt], prefix: str, visible: dict[str, ast.ClassDef]) -> None:
-        definitions = _definitions(body)
-        classes = [node for node in definitions if isinstance(node, ast.ClassDef)]
-        local = {**visible, **{node.name: node for node in classes}} if classes else visible
-        for node in definitions:
-            if isinstance(node, ast.ClassDef):
-                found.append((node, prefix + node.name, local))
-                # A class body's names are not visible in the classes nested in it.
-                visit(node.body, f"{prefix}{node.name}.", visible)
-            else:
-                visit(node.body, f"{prefix}{node.name}.<locals>.", local)
-
-    visit(tree.body, "", module_classes)
-    _last_tree = (tree, found)
-    return found
-
-
-_DEFINITION_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-_COMPOUND = tuple(
-    getattr(ast, name)
-    for name in ("If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match")
-    if hasattr(ast, name)
-)
-
-
-def _definitions(
-    body: list[ast.stmt],
-) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The classes and defs of a body in source order, those under compound statements
-    (``if``, ``try``, ``with``, loops, ``match``) included, not those nested in them."""
-    result: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
-    pending = list(reversed(body))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, _DEFINITION_NODES):
-            result.append(node)
-        elif isinstance(node, _COMPOUND):
-            children: list[ast.stmt] = []
-            for name in ("body", "orelse", "finalbody"):
-                children.extend(getattr(node, name, ()))
-            for handler in getattr(node, "handlers", ()):
-                children.extend(handler.body)
-            for case in getattr(node, "cases", ()):
-                children.extend(case.body)
-            pending.extend(reversed(children))
-    return result
 
 
 def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]) -> list[str]:
@@ -362,7 +299,7 @@ def _collect_members(
     for base in node.bases:
         target = base.value if isinstance(base, ast.Subscript) else base
         qualified = source.qualified(target)
-        provided = _provided_by(qualified, protocol)
+        provided = _provided_by(source, qualified, protocol)
         if provided is not None:
             available.update(provided)
         elif isinstance(target, ast.Name) and target.id in classes and target.id not in seen:
@@ -386,7 +323,7 @@ def _inherited_targets(
     seen.add(node.name)
     for base in node.bases:
         target = base.value if isinstance(base, ast.Subscript) else base
-        if _provided_by(source.qualified(target), protocol) is not None:
+        if _provided_by(source, source.qualified(target), protocol) is not None:
             return True
         if (
             isinstance(target, ast.Name)
@@ -398,14 +335,17 @@ def _inherited_targets(
     return False
 
 
-def _provided_by(qualified: str | None, protocol: ProtocolSpec) -> frozenset[str] | None:
-    """What subclassing ``qualified`` provides, if it names the protocol or its ABC."""
+def _provided_by(
+    source: ModuleSource, qualified: str | None, protocol: ProtocolSpec
+) -> frozenset[str] | None:
+    """What subclassing ``qualified`` (a base named in ``source``) provides, if it names
+    the protocol or its ABC."""
     if qualified is None:
         return None
     for name, provided in protocol.provided.items():
         target = f"{protocol.module}.{name}"
         if qualified == target or (
-            qualified.endswith(f".{name}") and canonical_name(qualified) == target
+            qualified.endswith(f".{name}") and canonical_name(qualified, source.reader) == target
         ):
             return provided
     return None

@@ -9,9 +9,9 @@ project binds belong to someone else: renaming them is not this project's
 business. A bare name that nothing binds and no ``import *`` may bring is just
 undefined: that is not for LR004 to judge.
 
-What the project binds is looked up per name, lazily, once per process: the
-project's files (``rule.project_index``, shared with the other rules) are read
-on the first lookup, and only the files that contain the name are parsed.
+What the project binds is looked up per name, lazily, once per run: the
+project's files (``Project.index``, shared with the other rules) are read on the
+first lookup, and only the files that contain the name are parsed.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lint_rules.rule import FileContext, note_project_read, project_index
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import Project
+    from lint_rules.rule import FileContext
 
 
 def bound_names(tree: ast.AST) -> set[str]:
@@ -58,28 +60,21 @@ def _bound_name(node: ast.AST) -> str | None:
 
 
 class ProjectNames:
-    """What one project (a root directory) binds, looked up lazily by name."""
+    """What one project binds, looked up lazily by name (``Project.names``)."""
 
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-        self.index = project_index(root)
-        """The index this was built from: a new one (a new run) means new names."""
+    def __init__(self, project: Project) -> None:
+        self.project = project
         self._data: list[bytes] | None = None
         self._binds: dict[str, bool] = {}
 
-    @property
-    def packages(self) -> frozenset[str]:
-        """Top-level module and package names of the project's files."""
-        return self.index.packages
-
     def owns_module(self, module: str, level: int = 0) -> bool:
         """Whether ``from {'.' * level}{module} import ...`` imports from this project."""
-        note_project_read()
-        return level > 0 or module.split(".")[0] in self.packages
+        self.project.note_read()
+        return level > 0 or module.split(".")[0] in self.project.index.packages
 
     def binds(self, name: str) -> bool:
         """Whether any file of the project binds ``name`` (see ``bound_names``)."""
-        note_project_read()
+        self.project.note_read()
         found = self._binds.get(name)
         if found is None:
             found = self._binds[name] = any(
@@ -92,7 +87,7 @@ class ProjectNames:
         than only as a method call (``.name(``, which binds nothing)."""
         if self._data is None:
             data = []
-            for path in self.index.files:
+            for path in self.project.index.files:
                 try:
                     data.append(path.read_bytes())
                 except OSError:
@@ -107,17 +102,6 @@ class ProjectNames:
                     yield ast.parse(source)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     continue
-
-
-_PROJECTS: dict[Path | None, ProjectNames] = {}
-
-
-def project_names(root: Path | None) -> ProjectNames:
-    """The project's ``ProjectNames``, one per process and root."""
-    project = _PROJECTS.get(root)
-    if project is None or project.index is not project_index(root):
-        project = _PROJECTS[root] = ProjectNames(root)
-    return project
 
 
 @dataclass(frozen=True)
@@ -144,7 +128,8 @@ class FileNames:
 
     def __init__(self, file: FileContext) -> None:
         self.file = file
-        self.project = project_names(file.root)
+        self.project_names = file.project.names
+        file.project.note_read()  # whose a name is may depend on the other files
         self.sites: dict[int, Site] = {}
         self.spans: list[tuple[int, int, Site]] = []
         """Imported module names (``import a.b``, ``from a.b import``): dotted, so by range."""
@@ -195,7 +180,7 @@ class FileNames:
             self.spans.append((match.start(2), match.end(2), site))
         for alias in node.names:
             if alias.name == "*":
-                if not self.project.owns_module(module, node.level):
+                if not self.project_names.owns_module(module, node.level):
                     self.star_imports.append(module)
                 continue
             name_start = self.file.offset(alias.lineno, alias.col_offset)
@@ -227,18 +212,18 @@ class FileNames:
         if site is None or site.store:
             return None  # a definition, a parameter, an assignment: bound here
         if site.kind in ("imported module", "imported name"):
-            if self.project.owns_module(site.module, site.level):
+            if self.project_names.owns_module(site.module, site.level):
                 return None
             if site.kind == "imported module":
                 return site.kind, f"`{site.module}` is a module outside this project"
             return site.kind, f"imported from `{site.module}`, outside this project"
         if site.kind in ("attribute", "keyword argument"):
             source = self.imports.get(site.receiver) if site.receiver else None
-            if source is not None and not self.project.owns_module(*source):
+            if source is not None and not self.project_names.owns_module(*source):
                 owner = "an attribute" if site.kind == "attribute" else "a keyword"
                 origin = f"imported from `{source[0]}`, outside this project"
                 return site.kind, f"{owner} of `{site.receiver}`, {origin}"
-            if self.binds(name) or self.project.binds(name):
+            if self.binds(name) or self.project_names.binds(name):
                 return None
             return site.kind, "nothing in this project defines it"
         # A name that is read: bound in this file, imported, a builtin, or from elsewhere.
@@ -246,7 +231,7 @@ class FileNames:
             return None
         source = self.imports.get(name)
         if source is not None:
-            if self.project.owns_module(*source):
+            if self.project_names.owns_module(*source):
                 return None
             return "name", f"imported from `{source[0]}`, outside this project"
         if hasattr(builtins, name):

@@ -1,0 +1,1 @@
+"""What the user reads: findings in each report format, and the rules' documentation."""
