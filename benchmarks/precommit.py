@@ -10,18 +10,25 @@ Three comparisons, each printed as a markdown table, side by side in one run:
     the modules that cost the most to import.
 ``protocols``
     ``lint_rules protocols`` on a copy of the Agents SDK's sdist with its Session
-    implementations configured, against plain ``mypy`` on the same implementation
-    files with the same settings and its own cache: cold (no cache), warm (nothing
-    changed) and warm after an edit to one implementation, alternately breaking
-    ``RedisSession.pop_item`` (every run must report exactly that class) and
-    restoring it (every run must report nothing).
+    implementations configured: cold (no cache, no daemon), warm (nothing changed) and
+    warm after an edit, alternately breaking ``pop_item`` (every run must report exactly
+    that class) and restoring it (every run must report nothing), of a leaf
+    implementation (``RedisSession``) and of one the package's ``__init__`` re-exports
+    (``SQLiteSession``). Each run uses mypy's daemon; the cold run and the first edit of
+    each class also run ``protocols --no-daemon`` and plain ``mypy`` on the same files
+    with the same settings (each with its own cache).
+``server``
+    The language server's time from ``textDocument/didChange`` to the
+    ``textDocument/publishDiagnostics`` that answers it, on a 1,000-line file of this
+    repository (``SERVER_FILE``), beside ``ruff server`` on the same file, in interleaved
+    rounds: each round sends the whole text with one line changed.
 ``tree``
     A cold ``check --no-cache`` of the whole SDK sdist (about 970 files) with all four
     rules configured, against ``ruff check --select ALL --no-cache``, interleaved,
     with the time of each of our phases (discovery, typos, parse, rules, report) from
     the hidden ``--phase-times`` option.
 
-Usage: ``.venv/bin/python benchmarks/precommit.py [--only startup|protocols|tree]
+Usage: ``.venv/bin/python benchmarks/precommit.py [--only startup|protocols|tree|server]
 [--sdk PATH] [--rounds N]``. Without ``--sdk`` the sdist is fetched with ``pip download
 --no-deps --no-binary :all: openai-agents==<installed version>`` into a temporary
 directory.
@@ -44,6 +51,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 TYPICAL_FILE = "src/agent_sessions/agent.py"
@@ -62,8 +70,12 @@ get_distribution = "get_dist"
 [tool.lint_rules.protocols]
 "agents.memory.session:Session" = ["src/agents/memory/*.py", "src/agents/extensions/memory/*.py"]
 """
-EDITED_FILE = "src/agents/extensions/memory/redis_session.py"
-EDITED_CLASS = "RedisSession"
+EDITS = {
+    # A module nothing else in the package imports.
+    "leaf": ("src/agents/extensions/memory/redis_session.py", "RedisSession"),
+    # `agents/__init__.py` re-exports it: plain incremental mypy re-checks most of the package.
+    "re-exported": ("src/agents/memory/sqlite_session.py", "SQLiteSession"),
+}
 ORIGINAL = "    async def pop_item(self) -> "
 BROKEN = "    async def pop_item(self, extra: int) -> "
 
@@ -78,11 +90,12 @@ _IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("startup", "protocols", "tree"), default=None)
+    parser.add_argument("--only", choices=("startup", "protocols", "tree", "server"), default=None)
     parser.add_argument("--sdk", type=Path, help="the openai-agents sdist (.tar.gz or unpacked)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (startup)")
     parser.add_argument("--tree-rounds", type=int, default=3, help="interleaved rounds (tree)")
     parser.add_argument("--edits", type=int, default=3, help="break/restore pairs (protocols)")
+    parser.add_argument("--changes", type=int, default=30, help="didChange rounds (server)")
     parser.add_argument(
         "--before",
         type=Path,
@@ -92,6 +105,8 @@ def main() -> None:
     print(_machine())
     if arguments.only in (None, "startup"):
         startup(arguments.rounds, arguments.before)
+    if arguments.only in (None, "server"):
+        server(arguments.changes)
     if arguments.only in (None, "protocols", "tree"):
         with tempfile.TemporaryDirectory(prefix="precommit-bench-") as temporary:
             sdk = _sdk_source(arguments.sdk, Path(temporary))
@@ -194,6 +209,9 @@ def import_profile(command: list[str], top: int = 12) -> None:
 
 
 def protocols(project: Path, edits: int) -> None:
+    """Cold, then warm after edits to a leaf implementation and to one the package's
+    ``__init__`` re-exports: with mypy's daemon (the default), without it
+    (``--no-daemon``), and plain mypy on the same files."""
     implementations = _implementation_files(project)
     plain_cache = project / ".plain_mypy_cache"
     plain = [
@@ -207,52 +225,117 @@ def protocols(project: Path, edits: int) -> None:
         "--no-error-summary",
         *implementations,
     ]
-    ours = [PYTHON, "-m", "lint_rules", "protocols", "--format", "json"]
-    rows: list[tuple[str, float, float, str]] = []
+    ours = [PYTHON, "-m", "lint_rules", "protocols", "--format", "json", "--daemon"]
+    rows: list[tuple[str, float | None, float | None, float, str]] = []
     load_before = _load()
 
-    def both(label: str, expect: str | None) -> tuple[float, float]:
-        mypy_seconds = _wall(plain, project)
-        start = time.perf_counter()
-        done = subprocess.run(
-            ours, cwd=project, capture_output=True, text=True, check=False, env=_environment()
-        )
-        seconds = time.perf_counter() - start
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"lint_rules protocols failed: {done.stderr.strip()}")
-        reported = [str(item["message"]).split("`")[1] for item in json.loads(done.stdout)]
-        if reported != ([] if expect is None else [expect]):
-            raise SystemExit(f"{label}: expected {expect!r} to be reported, got {reported}")
-        rows.append((label, mypy_seconds, seconds, ", ".join(reported) or "none"))
-        return mypy_seconds, seconds
+    def run(
+        label: str, expect: str | None, *, plain_too: bool = False, alone_too: bool = False
+    ) -> float:
+        """One row: plain mypy (its own cache) and `--no-daemon` when asked, then the run
+        with the daemon; the daemon run's seconds. (`--no-daemon` shares the cache of the
+        run that starts the daemon, so the cold row does not run it: that run is the cold
+        `--no-daemon` run.)"""
+        mypy_seconds = _wall(plain, project) if plain_too else None
+        alone = None
+        if alone_too:
+            alone = _protocols(
+                [*ours[:-1], "--no-daemon"], project, label + " (--no-daemon)", expect
+            )[0]
+        seconds, reported = _protocols(ours, project, label, expect)
+        rows.append((label, mypy_seconds, alone, seconds, ", ".join(reported) or "none"))
+        return seconds
 
-    cold = both("cold (no cache)", None)
-    both("warm, nothing changed", None)
-    edited = project / EDITED_FILE
-    original = edited.read_text(encoding="utf-8")
-    assert ORIGINAL in original, f"{EDITED_FILE} no longer declares pop_item as expected"
-    broken_runs = []
-    for round_number in range(1, edits + 1):
-        edited.write_text(original.replace(ORIGINAL, BROKEN, 1), encoding="utf-8")
-        broken_runs.append(both(f"warm, after breaking it (edit {round_number})", EDITED_CLASS))
-        edited.write_text(original, encoding="utf-8")
-        both(f"warm, after restoring it (edit {round_number})", None)
+    stop_daemon = [PYTHON, "-m", "lint_rules", "protocols", "--stop-daemon"]
+    try:
+        cold = run("cold (no cache, no daemon)", None, plain_too=True)
+        start = time.perf_counter()
+        pid = _wait_for_daemon(project)
+        ready = time.perf_counter() - start
+        run("warm, nothing changed", None)
+        ratios: dict[str, list[float]] = {}
+        for kind, (path, class_name) in EDITS.items():
+            edited = project / path
+            original = edited.read_text(encoding="utf-8")
+            assert ORIGINAL in original, f"{path} no longer declares pop_item as expected"
+            for round_number in range(1, edits + 1):
+                edited.write_text(original.replace(ORIGINAL, BROKEN, 1), encoding="utf-8")
+                label = f"{kind}: after breaking `{class_name}` (edit {round_number})"
+                first = round_number == 1
+                ratios.setdefault(kind, []).append(
+                    run(label, class_name, plain_too=first, alone_too=first)
+                )
+                edited.write_text(original, encoding="utf-8")
+                run(f"{kind}: after restoring it (edit {round_number})", None)
+        memory = _resident_mib(pid)
+    finally:
+        subprocess.run(stop_daemon, cwd=project, capture_output=True, check=False)
     print(
         f"\n### `protocols` on openai-agents {_sdk_version(project)}: {len(implementations)} "
         f"implementation files (load average {load_before} before, {_load()} after)\n"
     )
-    print("| run | plain mypy s | lint_rules protocols s | reported |")
-    print("|---|---:|---:|---|")
-    for label, mypy_seconds, seconds, reported in rows:
-        print(f"| {label} | {mypy_seconds:.1f} | {seconds:.1f} | {reported} |")
-    warm = statistics.median(seconds for _, seconds in broken_runs)
-    warm_mypy = statistics.median(seconds for seconds, _ in broken_runs)
+    print("| run | plain mypy s | `protocols --no-daemon` s | `protocols` (daemon) s | reported |")
+    print("|---|---:|---:|---:|---|")
+    for label, mypy_seconds, alone, seconds, reported in rows:
+        shown = [f"{value:.1f}" if value is not None else "" for value in (mypy_seconds, alone)]
+        print(f"| {label} | {shown[0]} | {shown[1]} | {seconds:.1f} | {reported} |")
     print(
-        f"\n- protocols warm after one edit / cold (target <= 0.25): **{warm / cold[1]:.3f}x**"
-        f" ({warm:.1f} s median against {cold[1]:.1f} s)"
+        f"\n- the daemon was ready {ready:.1f} s after the cold run ended (it loads the program"
+        f" in the background); resident memory after the edits: {memory} MiB"
     )
-    print(f"- plain mypy, the same: {warm_mypy / cold[0]:.3f}x")
-    print(f"- protocols / plain mypy: cold {cold[1] / cold[0]:.2f}x, warm {warm / warm_mypy:.2f}x")
+    for kind, values in ratios.items():
+        warm = statistics.median(values)
+        print(
+            f"- {kind}: warm after an edit / cold (target <= 0.25): **{warm / cold:.3f}x**"
+            f" ({warm:.1f} s median of {len(values)} against {cold:.1f} s)"
+        )
+
+
+def _protocols(
+    command: list[str], project: Path, label: str, expect: str | None
+) -> tuple[float, list[str]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=project, capture_output=True, text=True, check=False, env=_environment()
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"lint_rules protocols failed: {done.stderr.strip()}")
+    reported = [str(item["message"]).split("`")[1] for item in json.loads(done.stdout)]
+    if reported != ([] if expect is None else [expect]):
+        raise SystemExit(f"{label}: expected {expect!r} to be reported, got {reported}")
+    return seconds, reported
+
+
+def _wait_for_daemon(project: Path, seconds: float = 3600) -> int:
+    """Wait until the daemon the cold run started has loaded the program; its pid."""
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from lint_rules.mypy_daemon import Daemon\n"
+        "from lint_rules.protocols import WORK_DIRECTORY\n"
+        "daemon = Daemon(Path.cwd() / WORK_DIRECTORY, Path.cwd())\n"
+        f"deadline = time.monotonic() + {seconds}\n"
+        "while not daemon.ready() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.2)\n"
+        "print(daemon.pid() if daemon.ready() else '')\n"
+    )
+    done = subprocess.run(
+        [PYTHON, "-c", code], cwd=project, capture_output=True, text=True, check=True
+    )
+    if not done.stdout.strip():
+        raise SystemExit("the daemon did not become ready")
+    return int(done.stdout)
+
+
+def _resident_mib(pid: int) -> str:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return str(int(line.split()[1]) // 1024)
+    except OSError:
+        pass
+    return "?"
 
 
 def _implementation_files(project: Path) -> list[str]:
@@ -276,6 +359,160 @@ def _implementation_files(project: Path) -> list[str]:
     )
     files: list[str] = json.loads(done.stdout)
     return files
+
+
+# --- server ----------------------------------------------------------------------------
+
+SERVER_FILE = "src/agent_sessions/testing.py"
+
+
+def server(rounds: int) -> None:
+    path = REPOSITORY / SERVER_FILE
+    text = path.read_text(encoding="utf-8")
+    servers = {
+        "`lint-rules server`": [PYTHON, "-m", "lint_rules", "server"],
+        "`ruff server`": [RUFF, "server"],
+    }
+    clients = {label: _LspClient(command, REPOSITORY) for label, command in servers.items()}
+    times: dict[str, list[float]] = {label: [] for label in servers}
+    load_before = _load()
+    cpu: dict[str, float] = {}
+    try:
+        for client in clients.values():
+            client.open(path, text)
+        before = {label: client.cpu_seconds() for label, client in clients.items()}
+        for index in range(rounds):
+            # A changed last line: the file is checked again, nothing else differs.
+            changed = f"{text}# edit {index}\n"
+            labels = list(clients) if index % 2 == 0 else list(reversed(clients))
+            for label in labels:
+                times[label].append(clients[label].change(path, changed, index + 2))
+        cpu = {label: client.cpu_seconds() - before[label] for label, client in clients.items()}
+    finally:
+        for client in clients.values():
+            client.close()
+    lines = text.count("\n") + 1
+    print(
+        f"\n### Language server: didChange to publishDiagnostics, `{SERVER_FILE}` ({lines} "
+        f"lines; {rounds} interleaved rounds; load average {load_before} before, "
+        f"{_load()} after)\n"
+    )
+    print("| server | median ms | min ms | max ms | server CPU ms per change | diagnostics |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, values in times.items():
+        print(
+            f"| {label} | {statistics.median(values) * 1000:.1f} | {min(values) * 1000:.1f} "
+            f"| {max(values) * 1000:.1f} | {cpu[label] / rounds * 1000:.1f} "
+            f"| {clients[label].last_count} |"
+        )
+    ours, ruff = (statistics.median(values) for values in times.values())
+    print(
+        f"\n- lint-rules server (target < 100 ms): **{ours * 1000:.1f} ms** median;"
+        f" {ours / ruff:.1f}x ruff server"
+    )
+
+
+class _LspClient:
+    """Just enough of an LSP client to time diagnostics: JSON-RPC over the server's pipes."""
+
+    def __init__(self, command: list[str], root: Path) -> None:
+        self.process = subprocess.Popen(
+            command,
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_environment(),
+        )
+        self.next_id = 0
+        self.last_count = 0
+        root_uri = root.as_uri()
+        capabilities = {"textDocument": {"publishDiagnostics": {"versionSupport": True}}}
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root_uri,
+                "capabilities": capabilities,
+                "initializationOptions": {"protocols": False},
+            },
+        )
+        self.notify("initialized", {})
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the server process has used (user and system; Linux)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def open(self, path: Path, text: str) -> None:
+        item = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": item})
+        self.wait_for_diagnostics(path.as_uri())
+
+    def change(self, path: Path, text: str, version: int) -> float:
+        """Seconds from sending the change to the diagnostics of ``path``."""
+        start = time.perf_counter()
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": path.as_uri(), "version": version},
+                "contentChanges": [{"text": text}],
+            },
+        )
+        self.wait_for_diagnostics(path.as_uri())
+        return time.perf_counter() - start
+
+    def wait_for_diagnostics(self, uri: str) -> None:
+        while True:
+            message = self.read()
+            if message.get("method") == "textDocument/publishDiagnostics":
+                params = message["params"]
+                if params["uri"] == uri:
+                    self.last_count = len(params["diagnostics"])
+                    return
+            elif "method" in message and "id" in message:  # a request of the server's
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+
+    def request(self, method: str, params: object) -> object:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            if message.get("id") == self.next_id and "method" not in message:
+                return message.get("result")
+
+    def notify(self, method: str, params: object) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def send(self, message: object) -> None:
+        assert self.process.stdin is not None
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.process.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        length = 0
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit("the language server exited")
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        message: dict[str, Any] = json.loads(self.process.stdout.read(length))
+        return message
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired, SystemExit):
+            self.process.kill()
+            self.process.wait()
 
 
 # --- tree ------------------------------------------------------------------------------

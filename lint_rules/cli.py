@@ -32,10 +32,18 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
             return EXIT_CLEAN
         if arguments.command == "explain":
             return _explain(arguments.code, rules)
+        if arguments.command == "server":
+            return _serve(rules)
         if arguments.command == "protocols":
             from lint_rules.protocols import main as protocols_main
 
-            return protocols_main(arguments.format, rules)
+            return protocols_main(
+                arguments.format,
+                rules,
+                use_daemon=arguments.daemon,
+                daemon_timeout=arguments.daemon_timeout,
+                stop_daemon=arguments.stop_daemon,
+            )
         return _lint(arguments, rules)
     except (ConfigError, DiscoveryError) as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
@@ -84,9 +92,45 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=RULE_FORMATS, default="text")
     explain_command = commands.add_parser("explain", help="print a rule's documentation")
     explain_command.add_argument("code")
+    commands.add_parser("server", help="serve editors: the Language Server Protocol on stdio")
     protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
     protocols.add_argument("--format", choices=FORMATS, default="text")
+    protocols.add_argument(
+        "--daemon",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep mypy's state in its daemon between runs (default: yes, unless $CI is set)",
+    )
+    protocols.add_argument(
+        "--daemon-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop the daemon after this long without a run (default: 1800)",
+    )
+    protocols.add_argument(
+        "--stop-daemon", action="store_true", help="stop the project's mypy daemon and exit"
+    )
     return parser
+
+
+def _seconds(value: str) -> int:
+    seconds = int(value)
+    if seconds < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 second, not {value}")
+    return seconds
+
+
+def _serve(rules: Sequence[type[Rule]]) -> int:
+    try:
+        from lint_rules.server import main as server_main
+    except ImportError as error:
+        print(
+            f"lint-rules: error: the language server needs pygls ({error}): "
+            'pip install "agent-sessions[lsp]"',
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return server_main(rules)
 
 
 def _version() -> str:

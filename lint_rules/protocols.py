@@ -24,6 +24,12 @@ modules and mypy's incremental cache live under ``.lint_rules_cache/protocols/``
 and are kept between runs. A probe module is rewritten only when its content
 changes, so after an edit to one implementation mypy re-checks that file, what
 depends on it and its probe module, and reads everything else from its cache.
+
+With a daemon (``lint_rules.mypy_daemon``: the command's default outside CI), a run after
+an edit re-checks only what uses the edited definitions, even when the package's
+``__init__`` re-exports the edited class: the first run starts the daemon, later ones
+(the hook, a terminal, the language server) ask it. A run that takes a while says so on
+stderr.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ import io
 import os
 import re
 import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,6 +58,7 @@ from lint_rules.config import Config, load_config
 from lint_rules.engine.cache import CACHE_DIRECTORY
 from lint_rules.engine.discovery import discover
 from lint_rules.engine.run import decode_source, display_path
+from lint_rules.mypy_daemon import DEFAULT_IDLE_TIMEOUT, Daemon, MypyOutput
 from lint_rules.output.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
 
@@ -62,6 +71,11 @@ PROBE_PREFIX = "_lint_rules_probe_"
 # `path:line: severity: message  [code]` with --show-absolute-path and --show-error-codes.
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*)$")
 _ERROR_CODE = re.compile(r"\s+\[(?P<code>[a-z0-9-]+)\]$")
+
+PROGRESS_AFTER = 5.0
+"""Seconds after which a mypy run that has not finished says so on stderr (then every
+``PROGRESS_EVERY`` seconds)."""
+PROGRESS_EVERY = 30.0
 
 
 class ProtocolsError(Exception):
@@ -105,12 +119,35 @@ class Probe:
     return_line: int
 
 
-def main(output_format: str, rules: Sequence[type[Rule]]) -> int:
-    """Run the command; exit 0 when every implementation passes, 1 when one fails."""
+def main(
+    output_format: str,
+    rules: Sequence[type[Rule]],
+    use_daemon: bool | None = None,
+    daemon_timeout: int | None = None,
+    stop_daemon: bool = False,
+) -> int:
+    """Run the command; exit 0 when every implementation passes, 1 when one fails.
+
+    ``use_daemon`` None means: mypy's daemon unless the ``CI`` environment variable is set
+    (a single run gains nothing from it). ``stop_daemon`` only stops the project's daemons.
+    """
     config = load_config(Path.cwd(), rules)
+    work = config.root / WORK_DIRECTORY
+    if stop_daemon:
+        from lint_rules.mypy_daemon import stop_all
+
+        stopped = stop_all(work)
+        what = ", ".join(map(str, stopped)) if stopped else "none was running"
+        print(f"lint-rules: stopped mypy's daemon: {what}", file=sys.stderr)
+        return 0
+    if use_daemon is None:
+        use_daemon = os.environ.get("CI", "").lower() in ("", "0", "false")
+    daemon = None
+    if use_daemon:
+        daemon = Daemon(work, config.root, daemon_timeout or DEFAULT_IDLE_TIMEOUT)
     unprobed: list[Implementation] = []
     try:
-        located = check_protocols(config, unprobed)
+        located = check_protocols(config, unprobed, daemon)
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
@@ -122,11 +159,16 @@ def main(output_format: str, rules: Sequence[type[Rule]]) -> int:
     return 1 if located else 0
 
 
-def check_protocols(config: Config, unprobed: list[Implementation] | None = None) -> list[Located]:
+def check_protocols(
+    config: Config,
+    unprobed: list[Implementation] | None = None,
+    daemon: Daemon | None = None,
+) -> list[Located]:
     """LR100 findings for every implementation mypy does not accept as its protocol.
 
     A class defined in a function cannot be imported by a probe module: it is appended
     to ``unprobed`` (when given) instead of being checked; LR003 still checks it.
+    With ``daemon``, mypy's daemon answers when it runs, and is started when it does not.
     """
     declarations = Declarations(config.root)  # the protocols' modules are the project's
     targets = configured_targets(config.rule_options, declarations)
@@ -147,7 +189,8 @@ def check_protocols(config: Config, unprobed: list[Implementation] | None = None
     modules = _module_names(config.root, arguments, paths)
     probes = _write_probes(work / "probes", implementations, modules)
     probe_paths = list(dict.fromkeys(probe.probe_path for probe in probes))
-    output = _run_mypy(config.root, [*arguments, *map(str, paths), *map(str, probe_paths)])
+    files = [*map(str, paths), *map(str, probe_paths)]
+    output = _run_mypy(config.root, arguments, files, daemon)
     return _findings(probes, output)
 
 
@@ -316,16 +359,32 @@ def _make_work_directory(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
 
 
-def _run_mypy(root: Path, arguments: list[str]) -> list[tuple[Path, int, str, str]]:
-    """One mypy run; (path, line, severity, message) of each line it prints."""
-    from mypy import api
-
-    with _working_directory(root):  # mypy reads mypy_path relative to the cwd
-        stdout, stderr, status = api.run(arguments)
-    if status == 2 or (status != 0 and not stdout.strip()):
-        raise ProtocolsError(f"mypy failed (exit {status}): {(stderr or stdout).strip()}")
+def _run_mypy(
+    root: Path, arguments: list[str], files: list[str], daemon: Daemon | None
+) -> list[tuple[Path, int, str, str]]:
+    """One mypy check of ``files``: by the daemon when it runs, else in this process (and
+    then the daemon is started for the next run); (path, line, severity, message) of each
+    line mypy prints."""
+    output = None
+    if daemon is not None:
+        with _progress(f"mypy's daemon is checking {len(files)} files"):
+            output = daemon.check(arguments, files)
+    if output is None:
+        output = _run_in_process(root, [*arguments, *files])
+        if daemon is not None:
+            problem = daemon.start(arguments, files)
+            if problem is not None:
+                print(
+                    f"lint-rules: note: mypy's daemon could not start ({problem}); "
+                    "checked without it (--no-daemon skips it)",
+                    file=sys.stderr,
+                )
+    if output.status == 2 or (output.status != 0 and not output.stdout.strip()):
+        raise ProtocolsError(
+            f"mypy failed (exit {output.status}): {(output.stderr or output.stdout).strip()}"
+        )
     messages = []
-    for line in stdout.splitlines():
+    for line in output.stdout.splitlines():
         match = _MYPY_LINE.match(line)
         if match is not None:
             messages.append(
@@ -337,6 +396,37 @@ def _run_mypy(root: Path, arguments: list[str]) -> list[tuple[Path, int, str, st
                 )
             )
     return messages
+
+
+def _run_in_process(root: Path, arguments: list[str]) -> MypyOutput:
+    from mypy import api
+
+    with _working_directory(root), _progress("mypy is checking the implementations"):
+        # mypy reads mypy_path relative to the working directory.
+        stdout, stderr, status = api.run(arguments)
+    return MypyOutput(stdout, stderr, status)
+
+
+@contextmanager
+def _progress(what: str) -> Iterator[None]:
+    """Say on stderr that ``what`` is still going on, when it takes a while."""
+    done = threading.Event()
+    start = time.monotonic()
+
+    def report() -> None:
+        wait = PROGRESS_AFTER
+        while not done.wait(wait):
+            elapsed = time.monotonic() - start
+            print(f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
+            wait = PROGRESS_EVERY
+
+    reporter = threading.Thread(target=report, name="lint-rules-progress", daemon=True)
+    reporter.start()
+    try:
+        yield
+    finally:
+        done.set()
+        reporter.join()
 
 
 def _findings(

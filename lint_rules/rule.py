@@ -308,6 +308,10 @@ class Rule:
     def begin_batch(self, paths: Sequence[Path]) -> None:
         """Called with the paths a worker is about to check, before checking them."""
 
+    def begin_text(self, path: Path, text: str) -> None:
+        """Called before a text that is not the file's content on disk (standard input, an
+        editor's buffer) is parsed and checked as the file ``path``."""
+
     def dependencies(self) -> Sequence[Path]:
         """Files other than the checked ones whose content decides the findings."""
         return ()

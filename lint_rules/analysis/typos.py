@@ -142,16 +142,51 @@ def _file_list(listing: str) -> Path:
 
 def run_typos_on_text(path: Path, text: str) -> list[Misspelling]:
     """typos' findings for ``text`` as if it were the file ``path``, with its configuration."""
-    directory = Path(os.path.abspath(path)).parent
-    root = typos_root(directory)
-    config = typos_config(root) if root is not None else None
-    import tempfile  # only for text that is not a file on disk (stdin, a fix pass)
+    return start_typos_on_text(path, text).result()
 
-    with tempfile.TemporaryDirectory(prefix="lint_rules-typos-") as scratch:
-        copy = Path(scratch) / (path.name if path.suffix in (".py", ".pyi") else "stdin.py")
-        copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
-        arguments = [copy.name] if config is None else ["--config", str(config), copy.name]
-        return [found for _, found in _run_typos(arguments, Path(scratch), "")]
+
+class PendingText:
+    """typos running over one text (a copy in a scratch folder) in the background."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        import tempfile  # only for text that is not a file on disk (stdin, an editor, a fix)
+
+        directory = Path(os.path.abspath(path)).parent
+        root = typos_root(directory)
+        config = typos_config(root) if root is not None else None
+        self._scratch = tempfile.TemporaryDirectory(prefix="lint_rules-typos-")
+        scratch = Path(self._scratch.name)
+        try:
+            copy = scratch / (path.name if path.suffix in (".py", ".pyi") else "stdin.py")
+            copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+            arguments = [copy.name] if config is None else ["--config", str(config), copy.name]
+            self._process: subprocess.Popen[bytes] | None = _start_typos(arguments, scratch, "")
+        except BaseException:
+            self._scratch.cleanup()
+            raise
+
+    def result(self) -> list[Misspelling]:
+        """The misspellings; raises ``ConfigError`` if typos failed."""
+        process, self._process = self._process, None
+        assert process is not None, "the result was read already"
+        try:
+            stdout, stderr = process.communicate()
+            cwd = Path(self._scratch.name)
+            return [found for _, found in _parse_output(process.returncode, stdout, stderr, cwd)]
+        finally:
+            self._scratch.cleanup()
+
+    def cancel(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.communicate()
+        self._scratch.cleanup()
+
+
+def start_typos_on_text(path: Path, text: str) -> PendingText:
+    """typos started on ``text`` as if it were the file ``path``; ``result`` waits for it."""
+    return PendingText(path, text)
 
 
 def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[str, Misspelling]]:

@@ -83,8 +83,9 @@ class ResultCache:
             self._project_stamp = self.project.stamp()
         return self._project_stamp
 
-    def lookup(self, path: Path) -> FileResult | None:
-        """The cached result for ``path`` if its content is unchanged."""
+    def lookup(self, path: Path, data: bytes | None = None) -> FileResult | None:
+        """The cached result for ``path`` if its content is unchanged (or is ``data``:
+        an editor's unsaved text)."""
         entry = self.entries.get(str(path))
         if not isinstance(entry, list) or len(entry) != 4:
             return None
@@ -92,10 +93,11 @@ class ResultCache:
             return None
         if entry[3] is not None and entry[3] != self.project_stamp():
             return None  # it read other files of the project, and one of them changed
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
+        if data is None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
         digest = content_digest(data)
         if entry[0] != digest:
             return None

@@ -258,6 +258,9 @@ class Worker:
         if self.options.fix:
             self._fix(result, text, encoding, write, self._ignored_codes(path))
             return result
+        if not write:  # not the file on disk: a rule's tool (typos) starts on the text now
+            for rule in self.checker.rules:
+                rule.begin_text(path, text)
         # per-file-ignores only filter findings: a clean file need not match its patterns.
         reads = self.project.reads
         result.findings, result.parsed = self.checker.check(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from lint_rules import timing
@@ -11,10 +12,12 @@ from lint_rules.analysis.renames import parse_renames
 from lint_rules.analysis.typos import (
     TYPOS_CONFIG_NAMES,
     Misspelling,
+    PendingText,
     PendingTypos,
     find_typos,
     run_typos_on_text,
     start_typos_on_files,
+    start_typos_on_text,
     typos_root,
 )
 from lint_rules.codemod.misspellings import Placed, Placer
@@ -207,6 +210,7 @@ class TypoRule(Rule):
         self._batch: dict[Path, tuple[str, list[Misspelling]]] = {}
         self._clean_digests: set[str] = set()
         self._pending: tuple[list[Path], PendingTypos] | None = None
+        self._pending_text: tuple[Path, str, PendingText] | None = None
         self._batch_error: ConfigError | None = None
         self.renamed = parse_renames(options.get("renames", {})).old_names
         """The old names of ``[tool.lint_rules.renames]``: LR001's to report, not ours."""
@@ -241,6 +245,15 @@ class TypoRule(Rule):
         self._batch_error = None
         with timing.timed("typos"):
             self._pending = (list(paths), start_typos_on_files(paths))
+
+    def begin_text(self, path: Path, text: str) -> None:
+        """Start typos on a text that is not a file on disk (stdin, an editor's buffer), so
+        that it runs while the engine parses the text and the other rules run."""
+        if self._pending_text is not None:
+            self._pending_text[2].cancel()
+            self._pending_text = None
+        with suppress(ConfigError):  # if typos cannot start, check_file reports it
+            self._pending_text = (path, _digest(text), start_typos_on_text(path, text))
 
     def _collect(self) -> None:
         """Wait for the batch's typos run; keep each file's misspellings by content."""
@@ -282,8 +295,14 @@ class TypoRule(Rule):
         self._collect()
         text = self.file.text
         known = self._batch.get(self.file.path)
+        started, self._pending_text = self._pending_text, None
+        if started is not None and started[:2] != (self.file.path, _digest(text)):
+            started[2].cancel()
+            started = None
         if known is not None and known[0] == _digest(text):
             misspellings = known[1]
+        elif started is not None:
+            misspellings = started[2].result()
         else:  # stdin, a file changed by a fix pass, or not plain UTF-8 on disk
             misspellings = run_typos_on_text(self.file.path, text)
         if misspellings:

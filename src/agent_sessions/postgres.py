@@ -26,13 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import weakref
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ._json import decode_item, decode_items, encode_items
+from ._json import decode_item, decode_items
 from ._servers import PerLoop, check_timeout, deadline, mask_url, missing_driver
+from .base import BaseSession, BaseStore, Release
 from .errors import (
     BackendAuthenticationError,
     BackendDatabaseMissingError,
@@ -45,16 +47,7 @@ from .errors import (
     SessionError,
     UnsupportedSchemaError,
 )
-from .protocol import (
-    Item,
-    SessionABC,
-    SessionClosedError,
-    SessionSettings,
-    SessionsPage,
-    coerce_session_settings,
-    validate_page_limit,
-    validate_session_id,
-)
+from .protocol import Item, SessionClosedError, SessionSettings, SessionsPage
 
 try:
     import psycopg
@@ -93,7 +86,6 @@ MAX_SESSION_ID_BYTES = 2048
 """The longest session id (UTF-8 bytes) the ``(session_id, id)`` index always holds."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_INT64_MAX = 2**63 - 1
 # Each entry upgrades a table from version N to N + 1; {table} and {index} are filled in.
 _MIGRATIONS = (
     """
@@ -120,7 +112,7 @@ def _check_table(table: object) -> str:
     return table
 
 
-class PostgresStore:
+class PostgresStore(BaseStore):
     """Sessions stored in one PostgreSQL table, on ``psycopg_pool`` connection pools.
 
     Give either ``url`` (the store creates its pools, opened on first use and closed in
@@ -181,9 +173,16 @@ class PostgresStore:
             raise SessionConfigError(f"bad PostgreSQL URL {self.url}: {exc}") from None
         self._injected_free = pool is not None
         self._pools: PerLoop[AsyncConnectionPool[Any]] = PerLoop(self._drop_pool)
+        # The connections each pool of ours opened, for closing them without the pool.
+        self._opened: weakref.WeakKeyDictionary[
+            AsyncConnectionPool[Any], weakref.WeakSet[psycopg.AsyncConnection[Any]]
+        ] = weakref.WeakKeyDictionary()
         self._queries = _Queries(table)
         self._ready = False
-        self._closed = False
+
+    @property
+    def location(self) -> str:
+        return self.url
 
     def session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
@@ -191,17 +190,38 @@ class PostgresStore:
         """A handle on ``session_id`` in this store; closing it leaves the store open."""
         return PostgresSession(session_id, store=self, session_settings=session_settings)
 
-    async def list_sessions(
-        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
-    ) -> SessionsPage:
-        """Ids of non-empty sessions starting with ``prefix``, in byte order of their
-        UTF-8 encoding, at most ``limit`` (>= 1) per page (an index skip-scan: cost grows
-        with the page, not with the number of items)."""
-        if not isinstance(prefix, str):
-            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
-        validate_page_limit(limit)
-        if cursor is not None and not isinstance(cursor, str):
-            raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
+    # -- the store operations (BaseStore's hooks) ------------------------------------------
+
+    async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
+        if limit is None:
+            rows = await self._fetch(self._queries.get_all, {"sid": session_id})
+        else:
+            rows = await self._fetch(self._queries.get_latest, {"sid": session_id, "n": limit})
+        return decode_items(rows, where=self._where)
+
+    async def _add_items(self, session_id: str, encoded: list[str]) -> None:
+        await self._insert(
+            self._queries.add,
+            {"lock": self._queries.lock_class, "sid": session_id, "payloads": encoded},
+        )
+
+    async def _pop_item(self, session_id: str) -> Item | None:
+        while True:
+            rows = await self._fetch_write(self._queries.pop, {"sid": session_id})
+            if not rows:
+                return None
+            item_id, payload = rows[0]
+            item = decode_item(payload, where=self._where(item_id))
+            if item is not None:
+                return item
+            # A corrupt newest row is removed and skipped; the next one is the latest.
+
+    async def _clear_session(self, session_id: str) -> None:
+        await self._execute(self._queries.clear, {"sid": session_id})
+
+    async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
+        # Ids in byte order of their UTF-8 encoding; an index skip-scan: the cost grows
+        # with the page, not with the number of items.
         if "\x00" in prefix or "\x00" in (cursor or ""):
             return SessionsPage([], None)  # no stored id holds a NUL
         # Start at the prefix itself (inclusive) or right after the cursor (exclusive).
@@ -220,12 +240,9 @@ class PostgresStore:
             return SessionsPage(ids[:limit], ids[limit - 1])
         return SessionsPage(ids, None)
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """Close every pool this store created, whichever loop created it and whichever
         loop calls this (an injected pool stays open)."""
-        if self._closed:
-            return
-        self._closed = True
         injected = self._injected
 
         async def close_pool(pool: AsyncConnectionPool[Any]) -> None:
@@ -234,11 +251,8 @@ class PostgresStore:
 
         await self._pools.close_all(close_pool, self.connect_timeout + 1)
 
-    async def __aenter__(self) -> PostgresStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _where(self, item_id: int) -> str:
+        return f"{self.url} table {self.table} id {item_id}"
 
     async def _fetch(self, query: bytes, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         async with self._connection(write=False) as conn:
@@ -276,8 +290,7 @@ class PostgresStore:
     async def _connection(self, *, write: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """A pooled autocommit connection of this loop's pool, the whole call bounded by
         the socket timeout; every failure becomes a ``SessionError``."""
-        if self._closed:
-            raise SessionClosedError(f"PostgresStore ({self.url}) used after close()")
+        self.check_open()
         pool = self._pools.get(self._new_pool)
         connected = sent = False
         try:
@@ -316,14 +329,13 @@ class PostgresStore:
             ) from exc
 
     def _drop_pool(self, pool: AsyncConnectionPool[Any]) -> None:
-        """Close the idle connections of a pool whose loop has closed, at once: the pool
-        cannot be awaited any more, and the server should not keep them until the
-        garbage collector runs (an injected pool is left alone)."""
-        if pool is self._injected:
-            return
-        idle = getattr(pool, "_pool", ())
-        while idle:
-            idle.popleft().pgconn.finish()
+        """Close the connections of a pool whose loop has closed, at once: the pool cannot
+        be awaited any more, and the server should not keep them until the garbage
+        collector runs (an injected pool is left alone). Nothing runs on a closed loop, so
+        none of them is in use."""
+        for conn in list(self._opened.pop(pool, ())):
+            if not conn.closed:
+                conn.pgconn.finish()
 
     def _new_pool(self) -> AsyncConnectionPool[Any]:
         """A pool for a loop new to this store (called under ``PerLoop``'s lock)."""
@@ -335,11 +347,13 @@ class PostgresStore:
             kwargs = {**self._injected.kwargs, "autocommit": True}
         kwargs.setdefault("connect_timeout", max(2, round(self.connect_timeout)))
         statement_ms = round(self.statement_timeout * 1000)
+        opened: weakref.WeakSet[psycopg.AsyncConnection[Any]] = weakref.WeakSet()
 
         async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+            opened.add(conn)
             await conn.execute(f"SET statement_timeout = {statement_ms:d}")
 
-        return AsyncConnectionPool(
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
             self._conninfo,
             # No connection opened in the background: a loop may end (asyncio.run) at any
             # time, and a pool task cancelled mid-connect would keep that loop from closing.
@@ -350,6 +364,8 @@ class PostgresStore:
             configure=configure,
             open=False,
         )
+        self._opened[pool] = opened
+        return pool
 
     async def _connect_directly(self) -> psycopg.AsyncConnection[Any]:
         """One connection outside the pools, with the pool's connection settings."""
@@ -412,7 +428,7 @@ class PostgresStore:
         self._ready = True
 
 
-class PostgresSession(SessionABC):
+class PostgresSession(BaseSession[PostgresStore]):
     """One conversation in PostgreSQL.
 
     ``PostgresSession("user_123", "postgresql://...")`` opens its own store (closed with
@@ -436,30 +452,10 @@ class PostgresSession(SessionABC):
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         session_settings: SessionSettings | None = None,
     ) -> None:
-        self.session_id = validate_session_id(session_id)
-        if "\x00" in session_id:
-            raise InvalidSessionIdError(
-                "PostgreSQL text cannot hold a NUL character in a session id"
-            )
-        size = len(session_id.encode("utf-8"))
-        if size > MAX_SESSION_ID_BYTES:
-            raise InvalidSessionIdError(
-                f"session_id is {size} bytes in UTF-8; PostgreSQL sessions take at most "
-                f"{MAX_SESSION_ID_BYTES} (the limit of its index)"
-            )
-        self.session_settings = coerce_session_settings(session_settings)
-        given: dict[str, tuple[object, object]] = {
-            "table": (table, DEFAULT_TABLE),
-            "max_connections": (max_connections, DEFAULT_MAX_CONNECTIONS),
-            "timeout": (timeout, DEFAULT_TIMEOUT),
-            "connect_timeout": (connect_timeout, DEFAULT_CONNECT_TIMEOUT),
-            "statement_timeout": (statement_timeout, DEFAULT_STATEMENT_TIMEOUT),
-            "socket_timeout": (socket_timeout, DEFAULT_SOCKET_TIMEOUT),
-        }
-        if store is None:
+        def own_store() -> tuple[PostgresStore, Release]:
             if url is None:
-                raise ValueError("PostgresSession needs a url or a store")
-            store = PostgresStore(
+                raise SessionConfigError("PostgresSession needs a url or a store")
+            opened = PostgresStore(
                 url,
                 table=table,
                 max_connections=max_connections,
@@ -468,73 +464,40 @@ class PostgresSession(SessionABC):
                 statement_timeout=statement_timeout,
                 socket_timeout=socket_timeout,
             )
-            self._owns_store = True
-        elif url is not None or any(value != default for value, default in given.values()):
-            raise ValueError(
-                "pass either store= or url/table/max_connections/timeouts, not both: "
-                "a session on a given store uses the store's settings"
-            )
-        else:
-            self._owns_store = False
-        self.store = store
-        self._closed = False
+            return opened, opened.close
 
-    async def get_items(self, limit: int | None = None) -> list[Item]:
-        limit = self._effective_limit(limit)
-        if limit is not None and limit > _INT64_MAX:
-            limit = None  # more than any session holds; the server's integers are 64-bit
-        store = self._open_store()
-        if limit == 0:
-            return []
-        if limit is None:
-            rows = await store._fetch(store._queries.get_all, {"sid": self.session_id})
-        else:
-            rows = await store._fetch(
-                store._queries.get_latest, {"sid": self.session_id, "n": limit}
+        if store is not None:
+            self.refuse_options_with_store(
+                url=url is not None,
+                table=table != DEFAULT_TABLE,
+                max_connections=max_connections != DEFAULT_MAX_CONNECTIONS,
+                timeout=timeout != DEFAULT_TIMEOUT,
+                connect_timeout=connect_timeout != DEFAULT_CONNECT_TIMEOUT,
+                statement_timeout=statement_timeout != DEFAULT_STATEMENT_TIMEOUT,
+                socket_timeout=socket_timeout != DEFAULT_SOCKET_TIMEOUT,
             )
-        return decode_items(rows, where=self._where)
-
-    async def add_items(self, items: list[Item]) -> None:
-        encoded = encode_items(items)
-        store = self._open_store()
-        if not encoded:
-            return
-        await store._insert(
-            store._queries.add,
-            {"lock": store._queries.lock_class, "sid": self.session_id, "payloads": encoded},
+        super().__init__(
+            session_id,
+            store=store if store is not None else own_store,
+            session_settings=session_settings,
         )
 
-    async def pop_item(self) -> Item | None:
-        store = self._open_store()
-        while True:
-            rows = await store._fetch_write(store._queries.pop, {"sid": self.session_id})
-            if not rows:
-                return None
-            item_id, payload = rows[0]
-            item = decode_item(payload, where=self._where(item_id))
-            if item is not None:
-                return item
-            # A corrupt newest row is removed and skipped; the next one is the latest.
-
-    async def clear_session(self) -> None:
-        store = self._open_store()
-        await store._execute(store._queries.clear, {"sid": self.session_id})
-
-    async def close(self) -> None:
-        """Mark this handle closed; close its store only if the session created it."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._owns_store:
-            await self.store.close()
-
-    def _open_store(self) -> PostgresStore:
-        if self._closed:
-            raise SessionClosedError(f"PostgresSession {self.session_id!r} used after close()")
-        return self.store
-
-    def _where(self, item_id: int) -> str:
-        return f"{self.store.url} table {self.store.table} id {item_id}"
+    @classmethod
+    def check_session_id(cls, session_id: object) -> str:
+        """Also refuses a NUL (PostgreSQL text cannot hold one) and an id longer than
+        ``MAX_SESSION_ID_BYTES`` in UTF-8 (the ``(session_id, id)`` index's limit)."""
+        checked = super().check_session_id(session_id)
+        if "\x00" in checked:
+            raise InvalidSessionIdError(
+                "PostgreSQL text cannot hold a NUL character in a session id"
+            )
+        size = len(checked.encode("utf-8"))
+        if size > MAX_SESSION_ID_BYTES:
+            raise InvalidSessionIdError(
+                f"session_id is {size} bytes in UTF-8; PostgreSQL sessions take at most "
+                f"{MAX_SESSION_ID_BYTES} (the limit of its index)"
+            )
+        return checked
 
 
 class _Queries:

@@ -30,8 +30,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote
 
-from ._json import decode_item, encode_items
+from ._json import decode_item
 from ._servers import PerLoop, check_timeout, mask_url, missing_driver
+from .base import MAX_INT64, BaseSession, BaseStore, Release
 from .errors import (
     BackendAuthenticationError,
     BackendDatabaseMissingError,
@@ -42,16 +43,7 @@ from .errors import (
     SessionConfigError,
     UnsupportedSchemaError,
 )
-from .protocol import (
-    Item,
-    SessionABC,
-    SessionClosedError,
-    SessionSettings,
-    SessionsPage,
-    coerce_session_settings,
-    validate_page_limit,
-    validate_session_id,
-)
+from .protocol import Item, SessionSettings, SessionsPage
 
 try:
     import redis.asyncio as aioredis
@@ -82,7 +74,6 @@ DEFAULT_CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a connection to the server."""
 DEFAULT_SOCKET_TIMEOUT = 10.0
 """Seconds to wait for the server's reply to one command."""
-_INT64_MAX = 2**63 - 1
 # Fixed, so that rescanning from a cursor returns the same batch whatever the page size.
 _SCAN_COUNT = 1000
 # Refresh the TTL only when the key is a list: after a WRONGTYPE RPUSH it is not ours.
@@ -122,7 +113,7 @@ def _check_key_prefix(key_prefix: object) -> str:
     return key_prefix
 
 
-class RedisStore:
+class RedisStore(BaseStore):
     """Sessions stored in one Redis database.
 
     Give either ``url`` (the store creates its clients and closes them in :meth:`close`)
@@ -136,6 +127,10 @@ class RedisStore:
     injected client serves the first loop that uses the store; other loops get a client
     of the store's own with the same connection settings). :meth:`close` closes them all,
     from any loop.
+
+    ``list_sessions`` returns ids in ``SCAN`` order (sorted within each scanned batch); as
+    with ``SCAN`` itself, an id may appear twice when Redis resizes its key table
+    mid-listing.
     """
 
     def __init__(
@@ -153,8 +148,8 @@ class RedisStore:
         self.key_prefix = _check_key_prefix(key_prefix)
         if ttl is not None:
             ttl = check_timeout("ttl", ttl)
-        if ttl is not None and ttl * 1000 >= _INT64_MAX:
-            raise SessionConfigError(f"ttl must be below {_INT64_MAX // 1000} seconds, got {ttl}")
+        if ttl is not None and ttl * 1000 >= MAX_INT64:
+            raise SessionConfigError(f"ttl must be below {MAX_INT64 // 1000} seconds, got {ttl}")
         self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
         self.connect_timeout = check_timeout("connect_timeout", connect_timeout)
         self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
@@ -173,7 +168,10 @@ class RedisStore:
         self._injected_free = client is not None  # the first loop gets the injected client
         self._ready = False
         self._clients: PerLoop[aioredis.Redis] = PerLoop()
-        self._closed = False
+
+    @property
+    def location(self) -> str:
+        return self.url
 
     def session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
@@ -181,21 +179,59 @@ class RedisStore:
         """A handle on ``session_id`` in this store; closing it leaves the store open."""
         return RedisSession(session_id, store=self, session_settings=session_settings)
 
-    async def list_sessions(
-        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
-    ) -> SessionsPage:
-        """Ids of non-empty sessions starting with ``prefix``, at most ``limit`` (>= 1) per
-        page.
+    # -- the store operations (BaseStore's hooks) ------------------------------------------
 
-        Ids come in ``SCAN`` order (sorted within each scanned batch). As with ``SCAN``
-        itself, an id may appear twice when Redis resizes its key table mid-listing.
-        """
-        if not isinstance(prefix, str):
-            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
-        validate_page_limit(limit)
-        client = self._client_for("list_sessions")
-        if not self._ready:
-            await self._check_schema(client)
+    async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
+        client = await self._ready_client()
+        key = self._key(session_id)
+        async with self._errors():
+            raw_items = await client.lrange(key, 0 if limit is None else -limit, -1)
+        where = self._where(key)
+        return [item for raw in raw_items if (item := decode_item(raw, where=where)) is not None]
+
+    async def _add_items(self, session_id: str, encoded: list[str]) -> None:
+        client = await self._ready_client()
+        key = self._key(session_id)
+        ttl_ms = self.ttl_ms
+        async with self._errors(write=True):
+            if ttl_ms is None:
+                await client.rpush(key, *encoded)
+            else:
+                async with client.pipeline(transaction=True) as pipe:
+                    pipe.rpush(key, *encoded)
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+                    await pipe.execute()
+
+    async def _pop_item(self, session_id: str) -> Item | None:
+        client = await self._ready_client()
+        key = self._key(session_id)
+        ttl_ms = self.ttl_ms
+        async with self._errors(write=True):
+            while True:
+                raw: Any
+                if ttl_ms is None:
+                    raw = await client.rpop(key)
+                else:
+                    async with client.pipeline(transaction=True) as pipe:
+                        pipe.rpop(key)
+                        pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+                        raw, _ = await pipe.execute()
+                if raw is None:
+                    return None
+                item = decode_item(raw, where=self._where(key))
+                if item is not None:
+                    return item
+                # A corrupt newest item is removed and skipped; the next one is the latest.
+
+    async def _clear_session(self, session_id: str) -> None:
+        client = await self._ready_client()
+        async with self._errors(write=True):
+            await client.eval(_DELETE_IF_LIST, 1, self._key(session_id))
+
+    async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
+        # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
+        # id may appear twice when Redis resizes its key table mid-listing.
+        client = await self._ready_client()
         scan_cursor, after = _parse_cursor(cursor)
         pattern = _glob_escape(self.key_prefix + _escape(prefix)).encode() + b"*"
         skip = len(self.key_prefix.encode())
@@ -223,12 +259,9 @@ class RedisStore:
                 if len(found) == limit:
                     return SessionsPage(found, _format_cursor(scan_cursor, None))
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """Close every client this store created, whichever loop created it and whichever
         loop calls this (an injected client stays open)."""
-        if self._closed:
-            return
-        self._closed = True
         injected = self._injected
 
         async def close_client(client: aioredis.Redis) -> None:
@@ -237,11 +270,16 @@ class RedisStore:
 
         await self._clients.close_all(close_client, self.connect_timeout)
 
-    async def __aenter__(self) -> RedisStore:
-        return self
+    async def _ready_client(self) -> aioredis.Redis:
+        """The running loop's client, once the key layout's version was checked."""
+        self.check_open()
+        client = self._clients.get(self._first_client)
+        if not self._ready:
+            await self._check_schema(client)
+        return client
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _where(self, key: bytes) -> str:
+        return f"{self.url} key {key!r}"
 
     def _key(self, session_id: str) -> bytes:
         return session_key(self.key_prefix, session_id)
@@ -295,11 +333,6 @@ class RedisStore:
             return self._injected
         return self._new_client()
 
-    def _client_for(self, what: str) -> aioredis.Redis:
-        if self._closed:
-            raise SessionClosedError(f"{what} used after its RedisStore ({self.url}) was closed")
-        return self._clients.get(self._first_client)
-
     @asynccontextmanager
     async def _errors(self, *, write: bool = False) -> AsyncIterator[None]:
         """Turn the driver's errors into ours; ``write``: the call sends a write."""
@@ -343,7 +376,7 @@ class RedisStore:
         return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
 
 
-class RedisSession(SessionABC):
+class RedisSession(BaseSession[RedisStore]):
     """One conversation in Redis.
 
     ``RedisSession("user_123", "redis://localhost:6379/0")`` opens its own store (closed
@@ -364,110 +397,31 @@ class RedisSession(SessionABC):
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         session_settings: SessionSettings | None = None,
     ) -> None:
-        self.session_id = validate_session_id(session_id)
-        self.session_settings = coerce_session_settings(session_settings)
-        if store is None:
+        def own_store() -> tuple[RedisStore, Release]:
             if url is None:
-                raise ValueError("RedisSession needs a url or a store")
-            store = RedisStore(
+                raise SessionConfigError("RedisSession needs a url or a store")
+            opened = RedisStore(
                 url,
                 key_prefix=key_prefix,
                 ttl=ttl,
                 connect_timeout=connect_timeout,
                 socket_timeout=socket_timeout,
             )
-            self._owns_store = True
-        elif (
-            url is not None
-            or key_prefix != DEFAULT_KEY_PREFIX
-            or ttl is not None
-            or connect_timeout != DEFAULT_CONNECT_TIMEOUT
-            or socket_timeout != DEFAULT_SOCKET_TIMEOUT
-        ):
-            raise ValueError(
-                "pass either store= or url/key_prefix/ttl/timeouts, not both: "
-                "a session on a given store uses the store's settings"
+            return opened, opened.close
+
+        if store is not None:
+            self.refuse_options_with_store(
+                url=url is not None,
+                key_prefix=key_prefix != DEFAULT_KEY_PREFIX,
+                ttl=ttl is not None,
+                connect_timeout=connect_timeout != DEFAULT_CONNECT_TIMEOUT,
+                socket_timeout=socket_timeout != DEFAULT_SOCKET_TIMEOUT,
             )
-        else:
-            self._owns_store = False
-        self.store = store
-        self._key = store._key(self.session_id)
-        self._closed = False
-
-    async def get_items(self, limit: int | None = None) -> list[Item]:
-        limit = self._effective_limit(limit)
-        if limit is not None and limit > _INT64_MAX:
-            limit = None  # more than any session holds; the server's integers are 64-bit
-        client = await self._ready_client()
-        if limit == 0:
-            return []
-        async with self.store._errors():
-            raw_items = await client.lrange(self._key, 0 if limit is None else -limit, -1)
-        return [
-            item for raw in raw_items if (item := decode_item(raw, where=self._where())) is not None
-        ]
-
-    async def add_items(self, items: list[Item]) -> None:
-        encoded = encode_items(items)
-        client = await self._ready_client()
-        if not encoded:
-            return
-        ttl_ms = self.store.ttl_ms
-        async with self.store._errors(write=True):
-            if ttl_ms is None:
-                await client.rpush(self._key, *encoded)
-            else:
-                async with client.pipeline(transaction=True) as pipe:
-                    pipe.rpush(self._key, *encoded)
-                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, self._key, ttl_ms)
-                    await pipe.execute()
-
-    async def pop_item(self) -> Item | None:
-        client = await self._ready_client()
-        ttl_ms = self.store.ttl_ms
-        async with self.store._errors(write=True):
-            while True:
-                raw: Any
-                if ttl_ms is None:
-                    raw = await client.rpop(self._key)
-                else:
-                    async with client.pipeline(transaction=True) as pipe:
-                        pipe.rpop(self._key)
-                        pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, self._key, ttl_ms)
-                        raw, _ = await pipe.execute()
-                if raw is None:
-                    return None
-                item = decode_item(raw, where=self._where())
-                if item is not None:
-                    return item
-                # A corrupt newest item is removed and skipped; the next one is the latest.
-
-    async def clear_session(self) -> None:
-        client = await self._ready_client()
-        async with self.store._errors(write=True):
-            await client.eval(_DELETE_IF_LIST, 1, self._key)
-
-    async def close(self) -> None:
-        """Mark this handle closed; close its store only if the session created it."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._owns_store:
-            await self.store.close()
-
-    async def _ready_client(self) -> aioredis.Redis:
-        client = self._client()
-        if not self.store._ready:
-            await self.store._check_schema(client)
-        return client
-
-    def _client(self) -> aioredis.Redis:
-        if self._closed:
-            raise SessionClosedError(f"RedisSession {self.session_id!r} used after close()")
-        return self.store._client_for(f"RedisSession {self.session_id!r}")
-
-    def _where(self) -> str:
-        return f"{self.store.url} key {self._key!r}"
+        super().__init__(
+            session_id,
+            store=store if store is not None else own_store,
+            session_settings=session_settings,
+        )
 
 
 def _client_url(client: aioredis.Redis) -> str:

@@ -48,21 +48,16 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final, NamedTuple, TypeVar
 
-from typing_extensions import Self
-
-from ._json import decode_item, decode_items, encode_items
+from ._json import decode_item, decode_items
+from .base import BaseSession, BaseStore, Release
 from .errors import BackendDatabaseMissingError
 from .protocol import (
     Item,
-    SessionABC,
     SessionClosedError,
     SessionError,
     SessionSettings,
     SessionsPage,
     UnsupportedSchemaError,
-    coerce_session_settings,
-    validate_page_limit,
-    validate_session_id,
 )
 
 __all__ = [
@@ -87,7 +82,6 @@ _TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
-_MAX_SQLITE_INTEGER = 2**63 - 1
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 _SQLITE_READONLY = 8
 _FILE_MODE = 0o600  # new database files: readable and writable by their owner only
@@ -98,7 +92,7 @@ class ReadOnlyDatabaseError(SessionError, PermissionError):
     writable by this process); nothing was written."""
 
 
-class SQLiteStore:
+class SQLiteStore(BaseStore):
     """One SQLite database holding many sessions: owns its connections and schema.
 
     ``db_path`` is ``":memory:"`` (a private database shared by every thread of this
@@ -140,12 +134,15 @@ class SQLiteStore:
             else _FileConnections(self.db_path, self._configure, create=self._create)
         )
         self._schema_ready = False
-        self._closed = False
         self._executor_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.db_path!r}, durable={self.durable})"
+
+    @property
+    def location(self) -> str:
+        return self.db_path
 
     def session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
@@ -153,29 +150,29 @@ class SQLiteStore:
         """A handle on ``session_id`` in this store. Closing it leaves the store open."""
         return SQLiteSession(session_id, session_settings=session_settings, store=self)
 
-    async def list_sessions(
-        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
-    ) -> SessionsPage:
-        """Ids of sessions holding at least one item and starting with ``prefix``, in
-        ascending order, ``limit`` (>= 1) per page."""
-        if not isinstance(prefix, str):
-            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
-        if cursor is not None and not isinstance(cursor, str):
-            raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
-        validate_page_limit(limit)
+    # -- the store operations (BaseStore's hooks) ------------------------------------------
+
+    async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
+        rows = await self._run(partial(self._select, session_id, limit))
+        return decode_items(rows, where=partial(self._where, session_id))
+
+    async def _add_items(self, session_id: str, encoded: list[str]) -> None:
+        await self._run(partial(self._add, session_id, encoded))
+
+    async def _pop_item(self, session_id: str) -> Item | None:
+        return await self._run(partial(self._pop, session_id))
+
+    async def _clear_session(self, session_id: str) -> None:
+        await self._run(partial(self._clear, session_id))
+
+    async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         ids = await self._run(partial(self._list_session_ids, prefix, cursor, limit + 1))
         if len(ids) > limit:
             return SessionsPage(session_ids=ids[:limit], next_cursor=ids[limit - 1])
         return SessionsPage(session_ids=ids, next_cursor=None)
 
-    async def close(self) -> None:
-        """Wait for operations running in worker threads, then close every connection.
-
-        Later calls on this store or its sessions raise ``SessionClosedError``. Idempotent.
-        """
-        if self._closed:
-            return
-        self._closed = True
+    async def _close(self) -> None:
+        """Wait for operations running in worker threads, then close every connection."""
         with self._executor_lock:
             executor, self._executor = self._executor, None
         if executor is not None:
@@ -183,21 +180,11 @@ class SQLiteStore:
             await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
         self._connections.close()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
     # -- running operations ------------------------------------------------------------
 
     async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``operation`` inline if the database is free, else in a waiting worker."""
-        self._check_open()
+        self.check_open()
         if not self._schema_ready:
             operation = partial(self._with_schema, operation)
         try:
@@ -239,14 +226,9 @@ class SQLiteStore:
             f"SQLite database {self.db_path} is read-only ({why}); nothing was written"
         )
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SessionClosedError(f"{self!r} is closed")
-
     def _waiting_executor(self) -> ThreadPoolExecutor:
         with self._executor_lock:
-            if self._closed:
-                raise SessionClosedError(f"{self!r} is closed")
+            self.check_open()
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
                     max_workers=_MAX_WAITING_THREADS, thread_name_prefix="agent-sessions-sqlite"
@@ -325,9 +307,7 @@ class SQLiteStore:
     ) -> list[tuple[int, str | bytes]]:
         if limit is None:
             return connection.execute(self._sql.select_all, (session_id,)).fetchall()
-        # No session holds 2**63 items: a larger limit means "everything" to SQLite too.
-        clamped = min(limit, _MAX_SQLITE_INTEGER)
-        rows = connection.execute(self._sql.select_latest, (session_id, clamped)).fetchall()
+        rows = connection.execute(self._sql.select_latest, (session_id, limit)).fetchall()
         rows.reverse()
         return rows
 
@@ -368,14 +348,15 @@ class SQLiteStore:
         return f"{self.db_path} table {self._sql.items} id {row_id} (session {session_id!r})"
 
 
-class SQLiteSession(SessionABC):
+class SQLiteSession(BaseSession[SQLiteStore]):
     """Conversation history for one session id in SQLite.
 
     ``SQLiteSession(session_id)`` keeps items in a private in-memory database (lost with the
     session); ``SQLiteSession(session_id, "path.db")`` keeps them in a file, sharing one
     :class:`SQLiteStore` per path inside the process. ``store=`` puts the session on a store
     you manage (then ``db_path``, ``durable`` and ``table_prefix`` come from the store, and
-    closing the session leaves the store open).
+    closing the session leaves the store open). Closing the last session of a shared
+    file store closes that store.
     """
 
     def __init__(
@@ -388,73 +369,31 @@ class SQLiteSession(SessionABC):
         store: SQLiteStore | None = None,
         table_prefix: str = DEFAULT_TABLE_PREFIX,
     ) -> None:
-        self.session_id = validate_session_id(session_id)
-        self.session_settings = coerce_session_settings(session_settings)
-        self._closed = False
-        self._shared_key: _StoreKey | None = None
-        self._owns_store = False
         if store is not None:
-            if os.fspath(db_path) != MEMORY or durable or table_prefix != DEFAULT_TABLE_PREFIX:
-                raise ValueError(
-                    "pass either store= or db_path/durable/table_prefix, not both: "
-                    "a session on a given store uses the store's settings"
-                )
-            self.store = store
-        elif _resolve_db_path(db_path) == MEMORY:
-            self.store = SQLiteStore(MEMORY, durable=durable, table_prefix=table_prefix)
-            self._owns_store = True
-        else:
-            self._shared_key = _StoreKey(
-                _resolve_db_path(db_path), durable, _validate_table_prefix(table_prefix)
+            self.refuse_options_with_store(
+                db_path=os.fspath(db_path) != MEMORY,
+                durable=durable,
+                table_prefix=table_prefix != DEFAULT_TABLE_PREFIX,
             )
-            self.store = _shared_stores.acquire(self._shared_key)
-        self._description = f"SQLiteSession {self.session_id!r} on {self.store.db_path}"
+        own_store = partial(_open_store, db_path, durable, table_prefix)
+        super().__init__(
+            session_id,
+            store=store if store is not None else own_store,
+            session_settings=session_settings,
+        )
 
-    def __repr__(self) -> str:
-        return f"SQLiteSession({self.session_id!r}, {self.store.db_path!r})"
 
-    async def get_items(self, limit: int | None = None) -> list[Item]:
-        """The latest ``limit`` items (default ``session_settings.limit``, else all),
-        oldest first. Reads only the rows it returns."""
-        self._check_open()
-        limit = self._effective_limit(limit)
-        if limit == 0:
-            self.store._check_open()
-            return []
-        rows = await self.store._run(partial(self.store._select, self.session_id, limit))
-        return decode_items(rows, where=partial(self.store._where, self.session_id))
-
-    async def add_items(self, items: list[Item]) -> None:
-        """Store ``items`` as one transaction after validating all of them."""
-        self._check_open()
-        encoded = encode_items(items)
-        if encoded:
-            await self.store._run(partial(self.store._add, self.session_id, encoded))
-
-    async def pop_item(self) -> Item | None:
-        """Remove and return the latest valid item (``None`` when there is none)."""
-        self._check_open()
-        return await self.store._run(partial(self.store._pop, self.session_id))
-
-    async def clear_session(self) -> None:
-        """Remove this session and all its items."""
-        self._check_open()
-        await self.store._run(partial(self.store._clear, self.session_id))
-
-    async def close(self) -> None:
-        """Release this handle; the store closes with its last session unless it was
-        passed in with ``store=``. Later calls raise ``SessionClosedError``. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._owns_store:
-            await self.store.close()
-        elif self._shared_key is not None:
-            await _shared_stores.release(self._shared_key, self.store)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SessionClosedError(f"{self._description} is closed")
+def _open_store(
+    db_path: str | os.PathLike[str], durable: bool, table_prefix: str
+) -> tuple[SQLiteStore, Release]:
+    """A session's own store: a private one in memory, the process's shared one for a file."""
+    path = _resolve_db_path(db_path)
+    if path == MEMORY:
+        store = SQLiteStore(MEMORY, durable=durable, table_prefix=table_prefix)
+        return store, store.close
+    key = _StoreKey(path, durable, _validate_table_prefix(table_prefix))
+    shared = _shared_stores.acquire(key)
+    return shared, partial(_shared_stores.release, key, shared)
 
 
 # -- connections ---------------------------------------------------------------------------

@@ -34,6 +34,10 @@ and pytest runs every test of the kit against ``MySession``. Requirements and ch
 - A corrupt row counts towards ``get_items(limit)`` (reads cost O(limit), never a scan for
   valid rows); ``pop_item`` discards corrupt rows at the top and returns the latest valid
   item.
+- Errors and the order of checks: a call on a closed session raises
+  ``SessionClosedError`` whatever its arguments (the closed state is checked first); bad
+  items raise ``InvalidItemError`` and bad ids ``InvalidSessionIdError``, the classes of
+  :mod:`agent_sessions.errors` (``agent_sessions.base.BaseSession`` does all of this).
 
 Test names are stable: reports refer to them.
 """
@@ -55,7 +59,7 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-from .errors import SessionError
+from .errors import InvalidItemError, InvalidSessionIdError, SessionError
 from .protocol import Item, Session, SessionClosedError, SessionSettings
 
 __all__ = ["HOSTILE_SESSION_IDS", "SessionConformance"]
@@ -75,6 +79,18 @@ HOSTILE_SESSION_IDS: tuple[str, ...] = (
     "x" * 2000,
 )
 """Session ids that break naive SQL, key-building or glob code; the kit adds a suffix."""
+
+_BAD_CALLS: dict[str, tuple[str, tuple[Any, ...], dict[str, Any]]] = {
+    "get_items-negative": ("get_items", (), {"limit": -1}),
+    "get_items-bool": ("get_items", (), {"limit": True}),
+    "get_items-str": ("get_items", (), {"limit": "3"}),
+    "get_items-zero": ("get_items", (), {"limit": 0}),
+    "add_items-non-mapping": ("add_items", ([{"ok": 1}, 42],), {}),
+    "add_items-not-a-list": ("add_items", ("text",), {}),
+    "add_items-empty": ("add_items", ([],), {}),
+}
+"""Calls that an open session refuses or answers without its store: a closed one raises
+``SessionClosedError`` for each of them all the same."""
 
 _Test = TypeVar("_Test", bound=Callable[..., Coroutine[Any, Any, None]])
 
@@ -222,6 +238,17 @@ class SessionConformance:
 
         with pytest.raises(ValueError, match="session_id"):
             await open_and_read()
+
+    @pytest.mark.parametrize("bad_id", ["", "lone-\ud800"], ids=["empty", "lone-surrogate"])
+    @_closes_sessions
+    async def test_a_bad_session_id_raises_invalid_session_id_error(self, bad_id: str) -> None:
+        async def open_and_read() -> None:
+            session = await self._track(self.create_session(bad_id))
+            await session.get_items()
+
+        with pytest.raises(InvalidSessionIdError, match="session_id") as raised:
+            await open_and_read()
+        assert isinstance(raised.value, ValueError)
 
     # -- get_items and limits --------------------------------------------------------------
 
@@ -403,6 +430,14 @@ class SessionConformance:
         session = await self.open_session()
         with pytest.raises(TypeError, match=r"item 1\b"):
             await session.add_items([{"ok": 1}, deep])
+        assert await session.get_items() == []
+
+    @_closes_sessions
+    async def test_add_items_refuses_a_bad_item_with_invalid_item_error(self) -> None:
+        session = await self.open_session()
+        with pytest.raises(InvalidItemError, match=r"item 1\b") as raised:
+            await session.add_items([{"ok": 1}, 42])  # type: ignore[list-item]
+        assert isinstance(raised.value, TypeError)
         assert await session.get_items() == []
 
     @pytest.mark.parametrize("not_a_list", [{"role": "user"}, "text"], ids=["dict", "str"])
@@ -893,6 +928,20 @@ class SessionConformance:
         with pytest.raises(SessionClosedError, match=r"\S") as raised:
             await getattr(session, call)(*_DATA_CALLS[call])
         assert isinstance(raised.value, RuntimeError)
+
+    @pytest.mark.parametrize("call", sorted(_BAD_CALLS))
+    @_closes_sessions
+    async def test_a_closed_session_raises_session_closed_error_before_checking_arguments(
+        self, call: str
+    ) -> None:
+        session = await self.open_session("closed")
+        if not callable(getattr(session, "close", None)):
+            pytest.skip(f"{type(session).__name__} has no close()")
+        await session.add_items([{"n": 0}])
+        await _close(session)
+        method, arguments, keywords = _BAD_CALLS[call]
+        with pytest.raises(SessionClosedError):
+            await getattr(session, method)(*arguments, **keywords)
 
     @_closes_sessions
     async def test_close_is_idempotent(self) -> None:

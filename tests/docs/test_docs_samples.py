@@ -17,6 +17,7 @@ import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mypy import api as mypy_api
@@ -190,6 +191,26 @@ class TestInProcessSessionOfTheDocsKeepsTheContract(SessionConformance):
         session_class = docs_class("sessions.md", "InProcessSession")
         session: Session = session_class(session_id, session_settings)
         return session
+
+
+class TestDictStoreOfTheDocsKeepsTheContract(SessionConformance):
+    """The backend built on agent_sessions.base in docs/sessions.md passes the kit, with
+    every session of a test on one store, as an application would share it."""
+
+    store: Any
+
+    @pytest.fixture(autouse=True)
+    def dict_store(self) -> None:
+        self.store = docs_class("sessions.md", "DictStore")()
+
+    async def create_session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> Session:
+        session: Session = self.store.session(session_id, session_settings=session_settings)
+        return session
+
+    async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
+        self.store._rows.setdefault(session.session_id, []).append(raw.decode("utf-8", "replace"))
 
 
 @pytest.mark.parametrize("samples", PAGES, ids=[samples.page for samples in PAGES])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,26 @@ else:
     from rule_fixtures import Lint, Outcome
 
 PYPROJECT = '[tool.lint_rules.renames]\nold_name = "new_name"\n'
+
+
+@pytest.fixture(autouse=True)
+def _quiet_protocols_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``protocols`` says on stderr that mypy is still checking after a few seconds, which
+    a loaded machine reaches: tests that read stderr see it only when they ask for it."""
+    monkeypatch.setattr("lint_rules.protocols.PROGRESS_AFTER", 3600.0)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_mypy_daemon_outlives_the_tests(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Stop the mypy daemons that ``protocols`` runs started in the tests' projects (those
+    tests that start one on purpose stop it themselves)."""
+    yield
+    from lint_rules.mypy_daemon import stop
+
+    for status_file in tmp_path_factory.getbasetemp().glob("**/protocols/dmypy-*.json"):
+        stop(status_file)
 
 
 @pytest.fixture

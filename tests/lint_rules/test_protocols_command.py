@@ -81,7 +81,8 @@ def _run(directory: Path, *arguments: str) -> Run:
     os.chdir(directory)
     try:
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(["protocols", *arguments], ALL_RULES)
+            # mypy's own run; test_protocols_daemon.py runs the daemon.
+            code = main(["protocols", "--no-daemon", *arguments], ALL_RULES)
     finally:
         os.chdir(previous)
     return Run(code, out.getvalue(), err.getvalue())

@@ -84,7 +84,8 @@ class TestRedisSession(FreezableServer, SessionConformance):
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         assert isinstance(session, RedisSession)
-        await self.store._client_for("test").rpush(self.store._key(session.session_id), raw)
+        client = await self.store._ready_client()
+        await client.rpush(self.store._key(session.session_id), raw)
 
 
 class TestPostgresSession(FreezableServer, SessionConformance):

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from agent_sessions import SessionClosedError, SessionError
+from agent_sessions import SessionClosedError, SessionConfigError, SessionError
 from agent_sessions.postgres import (
     MIGRATIONS_TABLE,
     SCHEMA_VERSION,
@@ -187,5 +187,5 @@ def test_missing_driver_raises_import_error_with_install_hint() -> None:
 
 def test_session_on_a_store_refuses_settings_of_its_own() -> None:
     store = PostgresStore(UNUSED_URL)
-    with pytest.raises(ValueError, match="pass either store= or url/table"):
+    with pytest.raises(SessionConfigError, match="pass either store= or table, not both"):
         PostgresSession("s", store=store, table="other")

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from agent_sessions import SessionClosedError
+from agent_sessions import SessionClosedError, SessionConfigError
 from agent_sessions.redis import RedisSession, RedisStore
 
 UNUSED_URL = "redis://127.0.0.1:1/0"  # for checks that fail before connecting
@@ -142,5 +142,7 @@ def test_missing_driver_raises_import_error_with_install_hint() -> None:
 
 
 def test_session_on_a_store_refuses_settings_of_its_own(store: RedisStore) -> None:
-    with pytest.raises(ValueError, match="pass either store= or url/key_prefix/ttl"):
+    with pytest.raises(SessionConfigError, match="pass either store= or ttl, not both"):
         RedisSession("s", store=store, ttl=5)
+    with pytest.raises(SessionConfigError, match="store= or url, key_prefix, not both"):
+        RedisSession("s", "redis://127.0.0.1:1/0", store=store, key_prefix="other:")

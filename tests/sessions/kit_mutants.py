@@ -22,7 +22,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agent_sessions import Item, Session, SessionClosedError, SessionSettings
+from agent_sessions import (
+    InvalidItemError,
+    InvalidSessionIdError,
+    Item,
+    Session,
+    SessionClosedError,
+    SessionSettings,
+)
 from agent_sessions._json import decode_items, encode_items
 from agent_sessions.protocol import validate_limit
 
@@ -128,6 +135,16 @@ class AcceptsAnEmptyId(ListSession):
     ) -> None:
         super().__init__("placeholder", store, session_settings)
         self.session_id = session_id
+
+
+class RefusesBadIdsWithAPlainValueError(ListSession):
+    def __init__(
+        self, session_id: str, store: ListStore, session_settings: SessionSettings | None = None
+    ) -> None:
+        try:
+            super().__init__(session_id, store, session_settings)
+        except InvalidSessionIdError as exc:
+            raise ValueError(str(exc)) from None
 
 
 # -- get_items and limits -------------------------------------------------------------------
@@ -273,6 +290,14 @@ class SkipsNonMappings(ListSession):
         if isinstance(items, list):
             items = [item for item in items if isinstance(item, Mapping)]
         await super().add_items(items)
+
+
+class RefusesBadItemsWithAPlainTypeError(ListSession):
+    async def add_items(self, items: list[Item]) -> None:
+        try:
+            await super().add_items(items)
+        except InvalidItemError as exc:
+            raise TypeError(str(exc)) from None
 
 
 class StringifiesKeys(ListSession):
@@ -746,6 +771,20 @@ class ClosedSessionStillWrites(ListSession):
         self.store.rows.pop(self.session_id, None)
 
 
+class ChecksArgumentsBeforeTheClosedState(ListSession):
+    """Validates a call's arguments (and answers the calls that need no store) before it
+    looks at whether the session is closed."""
+
+    async def get_items(self, limit: int | None = None) -> list[Item]:
+        if self._effective_limit(limit) == 0:
+            return []
+        return await super().get_items(limit)
+
+    async def add_items(self, items: list[Item]) -> None:
+        if encode_items(items):
+            await super().add_items(items)
+
+
 class SecondCloseReopens(ListSession):
     async def close(self) -> None:
         self.closed = not self.closed
@@ -799,7 +838,16 @@ MUTANTS: dict[str, type | Mutant] = {
             }
         ),
     ),
-    "test_empty_session_id_raises_value_error": AcceptsAnEmptyId,
+    "test_empty_session_id_raises_value_error": Mutant(
+        AcceptsAnEmptyId,
+        frozenset(
+            {
+                "test_empty_session_id_raises_value_error",
+                "test_a_bad_session_id_raises_invalid_session_id_error",
+            }
+        ),
+    ),
+    "test_a_bad_session_id_raises_invalid_session_id_error": RefusesBadIdsWithAPlainValueError,
     "test_get_items_on_a_new_session_returns_empty": GreetsOnFirstRead,
     "test_get_items_returns_everything_oldest_first": Mutant(
         NewestFirstWhenUnlimited,
@@ -855,7 +903,16 @@ MUTANTS: dict[str, type | Mutant] = {
         NoneSettingsLimitMeansZero
     ),
     "test_get_items_explicit_limit_overrides_the_settings_limit": SettingsLimitWins,
-    "test_get_items_negative_limit_raises_value_error": NegativeLimitMeansNone,
+    "test_get_items_negative_limit_raises_value_error": Mutant(
+        NegativeLimitMeansNone,
+        frozenset(
+            {
+                "test_get_items_negative_limit_raises_value_error",
+                "test_a_closed_session_raises_session_closed_error_before_checking_arguments"
+                "[get_items-negative]",
+            }
+        ),
+    ),
     "test_get_items_non_int_limit_raises_type_error": Mutant(
         LimitCoercedToInt,
         frozenset(
@@ -879,7 +936,18 @@ MUTANTS: dict[str, type | Mutant] = {
     ),
     "test_add_items_empty_list_is_a_no_op": EmptyBatchStoresAnEmptyItem,
     "test_add_items_keeps_duplicate_items": DropsRepeatedItems,
-    "test_add_items_rejects_a_non_mapping_and_stores_nothing": SkipsNonMappings,
+    "test_add_items_rejects_a_non_mapping_and_stores_nothing": Mutant(
+        SkipsNonMappings,
+        frozenset(
+            {
+                "test_add_items_rejects_a_non_mapping_and_stores_nothing",
+                "test_add_items_refuses_a_bad_item_with_invalid_item_error",
+            }
+        ),
+    ),
+    "test_add_items_refuses_a_bad_item_with_invalid_item_error": (
+        RefusesBadItemsWithAPlainTypeError
+    ),
     "test_add_items_rejects_a_non_str_key_and_stores_nothing": StringifiesKeys,
     "test_add_items_rejects_a_value_json_cannot_store_and_stores_nothing": (
         StringifiesUnknownValues
@@ -1008,8 +1076,17 @@ MUTANTS: dict[str, type | Mutant] = {
                 "test_calls_after_close_raise_session_closed_error[clear_session]",
                 "test_calls_after_close_raise_session_closed_error[pop_item]",
                 "test_close_is_idempotent",
+                "test_a_closed_session_raises_session_closed_error_before_checking_arguments"
+                "[add_items-empty]",
+                "test_a_closed_session_raises_session_closed_error_before_checking_arguments"
+                "[add_items-non-mapping]",
+                "test_a_closed_session_raises_session_closed_error_before_checking_arguments"
+                "[add_items-not-a-list]",
             }
         ),
+    ),
+    "test_a_closed_session_raises_session_closed_error_before_checking_arguments": (
+        ChecksArgumentsBeforeTheClosedState
     ),
     "test_close_is_idempotent": SecondCloseReopens,
     "test_closing_one_session_leaves_others_on_the_same_id_usable": Mutant(

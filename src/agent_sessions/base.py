@@ -1,0 +1,281 @@
+"""The session handle every backend of this library is built on, and yours can be.
+
+A backend is a *store* (it owns connections, schema and pooling) and *sessions*, cheap
+handles of one session id on a store. :class:`BaseStore` and :class:`BaseSession` hold
+everything that is not I/O, once, so that every backend checks the same things in the
+same order:
+
+1. closed state first: a call on a closed session or store raises
+   :class:`~agent_sessions.SessionClosedError`, whatever its arguments;
+2. then the arguments: the limit (``TypeError`` for a non-int or a ``bool``,
+   ``ValueError`` below 0; a limit above :data:`MAX_INT64` means everything), the items
+   (:class:`~agent_sessions.InvalidItemError` naming the index, before anything is
+   sent), the ``list_sessions`` prefix, cursor and page size;
+3. then the store's own operation, which does the I/O.
+
+A backend implements only the store operations, the hooks ``_get_items``, ``_add_items``,
+``_pop_item``, ``_clear_session``, ``_list_sessions`` and (when it holds anything)
+``_close``; they receive validated arguments: items arrive encoded as JSON text, and
+:func:`decode_item` / :func:`decode_items` turn stored text back into items (skipping,
+with a warning, rows that are not JSON objects). See "Writing a backend" in the docs'
+Sessions page.
+
+``close()`` of a session or store closes it at the call: from then on every call raises
+``SessionClosedError``, even before the returned object is awaited. Awaiting it (or
+passing it to ``asyncio.run``) releases what it held: a session releases its store only
+when it opened the store itself; a store closes the connections it created, never a
+client or pool it was given.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, Final, Generic, TypeVar
+
+from typing_extensions import Self
+
+from ._json import decode_item, decode_items, encode_items
+from .errors import SessionClosedError, SessionConfigError
+from .protocol import (
+    Item,
+    SessionABC,
+    SessionSettings,
+    SessionsPage,
+    coerce_session_settings,
+    validate_page_limit,
+    validate_session_id,
+)
+
+__all__ = [
+    "MAX_INT64",
+    "BaseSession",
+    "BaseStore",
+    "Closing",
+    "Release",
+    "decode_item",
+    "decode_items",
+]
+
+MAX_INT64: Final = 2**63 - 1
+"""The largest integer every store's server takes. No session holds more items, so a
+``get_items`` limit above it means everything, and a ``list_sessions`` page size is
+clamped below it."""
+
+Release = Callable[[], Awaitable[None]]
+"""What closing a session releases: its store's ``close``, or handing a shared store back."""
+
+_StoreT = TypeVar("_StoreT", bound="BaseStore")
+
+
+class Closing(Coroutine[Any, Any, None]):
+    """What ``close()`` returns. The session or store is already closed when ``close()``
+    returns; awaiting this (``await``, ``asyncio.run``) releases what it held. It is a
+    coroutine that was never started until awaited: leaving it unawaited warns nothing."""
+
+    __slots__ = ("_release", "_running")
+
+    def __init__(self, release: Release | None = None) -> None:
+        self._release = release
+        self._running: Coroutine[Any, Any, None] | None = None
+
+    def _coroutine(self) -> Coroutine[Any, Any, None]:
+        if self._running is None:
+            self._running = self._run()
+        return self._running
+
+    async def _run(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            await release()
+
+    def send(self, value: None) -> Any:
+        return self._coroutine().send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._coroutine().throw(*args)
+
+    def close(self) -> None:
+        if self._running is not None:
+            self._running.close()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._coroutine().__await__()
+
+
+class BaseStore(abc.ABC):
+    """The logic every store shares: closed state, ``list_sessions`` argument checks,
+    ``close()`` once, ``async with``. Subclasses implement the hooks, which are called only
+    on an open store with validated arguments, and give ``location``."""
+
+    _closed: bool = False
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where this store keeps its sessions, safe to print (a password is masked)."""
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def check_open(self) -> None:
+        """Raise ``SessionClosedError`` if this store was closed."""
+        if self._closed:
+            raise SessionClosedError(f"{type(self).__name__} ({self.location}) is closed")
+
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        """Ids of sessions holding at least one item and starting with ``prefix``,
+        ``limit`` (an int >= 1) per page; pass ``next_cursor`` back for the next page."""
+        self.check_open()
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
+        if cursor is not None and not isinstance(cursor, str):
+            raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
+        # A page can never hold more ids than a store can count; backends may ask for one more.
+        limit = min(validate_page_limit(limit), MAX_INT64 - 1)
+        return await self._list_sessions(prefix, cursor, limit)
+
+    def close(self) -> Closing:
+        """Close this store now: every later call on it or its sessions raises
+        ``SessionClosedError``. Await the result to release its connections (only those it
+        created). Idempotent."""
+        if self._closed:
+            return Closing()
+        self._closed = True
+        return Closing(self._close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"
+
+    # -- what a backend implements ---------------------------------------------------------
+
+    @abc.abstractmethod
+    async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
+        """The latest ``limit`` items of the session (``None``: all; never 0), oldest first,
+        corrupt rows skipped with a warning (``agent_sessions._json.decode_items``)."""
+
+    @abc.abstractmethod
+    async def _add_items(self, session_id: str, encoded: list[str]) -> None:
+        """Append one non-empty batch of items, already encoded as JSON text, atomically."""
+
+    @abc.abstractmethod
+    async def _pop_item(self, session_id: str) -> Item | None:
+        """Remove and return the latest valid item (discarding corrupt rows above it)."""
+
+    @abc.abstractmethod
+    async def _clear_session(self, session_id: str) -> None:
+        """Remove every item of the session."""
+
+    @abc.abstractmethod
+    async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
+        """One page of ``list_sessions``: ``limit`` is an int in ``[1, MAX_INT64 - 1]``,
+        ``cursor`` one this store returned (or something to refuse with ``ValueError``)."""
+
+    async def _close(self) -> None:
+        """Release the connections this store created (called once, on the first
+        ``close()``, when it is awaited). A store that holds nothing needs nothing here."""
+        return None
+
+
+class BaseSession(SessionABC, Generic[_StoreT]):
+    """A session that is a handle on a :class:`BaseStore`: the id, the settings, the
+    checks, and ``close()``; the store does the I/O.
+
+    ``store`` is either a store the caller owns (closing the session leaves it open) or a
+    function opening one for this session, returning the store and what closing the
+    session releases (``store.close`` for a store of the session's own). It is called
+    only once the id and the settings passed their checks.
+    """
+
+    store: _StoreT
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        store: _StoreT | Callable[[], tuple[_StoreT, Release | None]],
+        session_settings: SessionSettings | None = None,
+    ) -> None:
+        self.session_id = self.check_session_id(session_id)
+        self.session_settings = coerce_session_settings(session_settings)
+        self._closed = False
+        self._release: Release | None = None
+        if isinstance(store, BaseStore):
+            self.store = store
+        else:
+            self.store, self._release = store()
+
+    @classmethod
+    def check_session_id(cls, session_id: object) -> str:
+        """``session_id`` if the backend can keep it: by default any non-empty str that
+        UTF-8 can encode (else ``TypeError`` or ``InvalidSessionIdError``). A backend whose
+        server refuses more ids extends this (calling it first)."""
+        return validate_session_id(session_id)
+
+    @staticmethod
+    def refuse_options_with_store(**given: bool) -> None:
+        """Raise ``SessionConfigError`` naming the options given (``True``) alongside
+        ``store=``: a session on a given store uses the store's settings."""
+        names = [name for name, was_given in given.items() if was_given]
+        if names:
+            raise SessionConfigError(
+                f"pass either store= or {', '.join(names)}, not both: a session on a given "
+                "store uses the store's settings"
+            )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.session_id!r}, {self.store.location!r})"
+
+    async def get_items(self, limit: int | None = None) -> list[Item]:
+        """The latest ``limit`` items (default ``session_settings.limit``, else all),
+        oldest first."""
+        self._check_open()
+        limit = self._effective_limit(limit)
+        if limit is None or limit > MAX_INT64:
+            return await self.store._get_items(self.session_id, None)
+        if limit == 0:
+            return []
+        return await self.store._get_items(self.session_id, limit)
+
+    async def add_items(self, items: list[Item]) -> None:
+        """Store ``items`` as one atomic batch, after validating all of them."""
+        self._check_open()
+        encoded = encode_items(items)
+        if encoded:
+            await self.store._add_items(self.session_id, encoded)
+
+    async def pop_item(self) -> Item | None:
+        """Remove and return the latest item (``None`` when there is none)."""
+        self._check_open()
+        return await self.store._pop_item(self.session_id)
+
+    async def clear_session(self) -> None:
+        """Remove every item of this session."""
+        self._check_open()
+        await self.store._clear_session(self.session_id)
+
+    def close(self) -> Closing:
+        """Close this handle now: later calls raise ``SessionClosedError``. Await the
+        result to release the store when the session opened it (a store given with
+        ``store=`` stays open). Idempotent."""
+        if self._closed:
+            return Closing()
+        self._closed = True
+        release, self._release = self._release, None
+        return Closing(release)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosedError(
+                f"{type(self).__name__} {self.session_id!r} ({self.store.location}) is closed"
+            )
+        self.store.check_open()
