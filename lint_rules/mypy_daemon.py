@@ -142,7 +142,7 @@ class Daemon:
             "--",
             *flags,
         ]
-        with _lock(self.work / "dmypy.lock"):
+        with file_lock(self.work / "dmypy.lock"):
             if self.pid() is not None:
                 return None
             try:
@@ -240,7 +240,7 @@ def _log(log_file: Path, message: str) -> None:
 
 
 @contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock between processes (none where ``fcntl`` is missing: Windows)."""
     try:
         import fcntl

@@ -58,7 +58,7 @@ from lint_rules.config import Config, load_config
 from lint_rules.engine.cache import CACHE_DIRECTORY
 from lint_rules.engine.discovery import discover
 from lint_rules.engine.run import decode_source, display_path
-from lint_rules.mypy_daemon import DEFAULT_IDLE_TIMEOUT, Daemon, MypyOutput
+from lint_rules.mypy_daemon import DEFAULT_IDLE_TIMEOUT, Daemon, MypyOutput, file_lock
 from lint_rules.output.report import Located, render, summary
 from lint_rules.rule import FileContext, Finding, Rule
 
@@ -366,19 +366,22 @@ def _run_mypy(
     then the daemon is started for the next run); (path, line, severity, message) of each
     line mypy prints."""
     output = None
-    if daemon is not None:
-        with _progress(f"mypy's daemon is checking {len(files)} files"):
-            output = daemon.check(arguments, files)
-    if output is None:
-        output = _run_in_process(root, [*arguments, *files])
+    # mypy's cache is one SQLite file that a second writer finds locked: the runs of one
+    # project (in this process, or loading the daemon) take turns.
+    with file_lock(root / WORK_DIRECTORY / "mypy.lock"):
         if daemon is not None:
-            problem = daemon.start(arguments, files)
-            if problem is not None:
-                print(
-                    f"lint-rules: note: mypy's daemon could not start ({problem}); "
-                    "checked without it (--no-daemon skips it)",
-                    file=sys.stderr,
-                )
+            with _progress(f"mypy's daemon is checking {len(files)} files"):
+                output = daemon.check(arguments, files)
+        if output is None:
+            output = _run_in_process(root, [*arguments, *files])
+            if daemon is not None:
+                problem = daemon.start(arguments, files)
+                if problem is not None:
+                    print(
+                        f"lint-rules: note: mypy's daemon could not start ({problem}); "
+                        "checked without it (--no-daemon skips it)",
+                        file=sys.stderr,
+                    )
     if output.status == 2 or (output.status != 0 and not output.stdout.strip()):
         raise ProtocolsError(
             f"mypy failed (exit {output.status}): {(output.stderr or output.stdout).strip()}"
