@@ -65,7 +65,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ._json import decode_item, encode_items
+from ._json import decode_item, decode_items, encode_items
 from .base import MAX_INT64
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
@@ -151,7 +151,6 @@ class EncryptedSession(SessionABC):
         self._clock = clock
         self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
         self._by_id = {session_key.key_id: session_key for session_key in reversed(self._keys)}
-        self._session_bytes = self.session_id.encode("utf-8")
         self._closed = False
 
     def __repr__(self) -> str:
@@ -168,14 +167,16 @@ class EncryptedSession(SessionABC):
         if wanted is None or wanted >= MAX_INT64:
             items = self._open_all(await self.session.get_items(MAX_INT64), skipped)
         else:
-            window, seen = wanted, dict[str, str]()
+            window = wanted
+            seen: dict[str, str] | None = None
             while True:
                 stored = await self.session.get_items(window)
                 skipped = Counter()
                 items = self._open_all(stored, skipped, seen)
                 if len(items) >= wanted or len(stored) < window or window >= MAX_INT64:
                     break
-                window = min(window * 2, MAX_INT64)
+                # Too few readable items: a wider window, which holds this one's items again.
+                window, seen = min(window * 2, MAX_INT64), {} if seen is None else seen
             items = items[-wanted:]
         self._warn(skipped, "get_items skipped")
         return items
@@ -186,10 +187,8 @@ class EncryptedSession(SessionABC):
         self._check_open()
         encoded = encode_items(items)
         if encoded:
-            writer, at = self._keys[0], int(self._clock() * 1000)
-            await self.session.add_items(
-                [writer.seal(text, at, self._session_bytes) for text in encoded]
-            )
+            at = int(self._clock() * 1000)
+            await self.session.add_items(self._keys[0].seal(encoded, at))
 
     async def pop_item(self) -> Item | None:
         """Remove and return the latest readable item; see the module's documentation for
@@ -241,48 +240,56 @@ class EncryptedSession(SessionABC):
     def _open_all(
         self, stored: list[Item], skipped: Counter[str], seen: dict[str, str] | None = None
     ) -> list[Item]:
-        """The readable items of ``stored``, in order; reasons for the others counted.
-        ``seen`` (ciphertext -> plaintext or reason) spares the windows of one read from
-        decrypting an item twice, and decides its expiry once."""
-        items: list[Item] = []
+        """The readable items of ``stored`` (fresh dicts), in order; reasons for the others
+        counted in ``skipped``. ``seen`` (ciphertext -> plaintext or reason) spares the
+        windows of one read from decrypting an item twice, and decides its expiry once."""
+        oldest = self._oldest_live()
+        texts: list[str] = []
         for envelope in stored:
-            opened = self._open(envelope, seen)
-            if isinstance(opened, str):
-                skipped[opened] += 1
+            data = envelope.get("data")
+            if seen is not None and type(data) is str:
+                text = seen.get(data)
+                if text is None:
+                    text = seen[data] = self._plaintext(envelope, oldest)
             else:
-                items.append(opened)
-        return items
+                text = self._plaintext(envelope, oldest)
+            if text.startswith("{"):  # else a reason: every plaintext is a JSON object
+                texts.append(text)
+            else:
+                skipped[text] += 1
+        return decode_items(enumerate(texts), where=self._where)
 
-    def _open(self, envelope: Item, seen: dict[str, str] | None = None) -> Item | str:
+    def _open(self, envelope: Item) -> Item | str:
         """The item inside ``envelope`` (a fresh dict), or the reason it cannot be returned."""
-        data = envelope.get("data")
-        if seen is not None and isinstance(data, str):
-            text = seen.get(data)
-            if text is None:
-                text = seen[data] = self._plaintext(envelope)
-        else:
-            text = self._plaintext(envelope)
-        if not text.startswith("{"):  # a reason: every plaintext is a JSON object
+        text = self._plaintext(envelope, self._oldest_live())
+        if not text.startswith("{"):
             return text
-        item = decode_item(text, where=f"encrypted session {self.session_id!r}")
+        item = decode_item(text, where=self._where(0))
         return _TAMPERED if item is None else item
 
-    def _plaintext(self, envelope: Item) -> str:
+    def _oldest_live(self) -> float | None:
+        """The write time (ms) below which an item has expired, or ``None`` without a TTL."""
+        return None if self.ttl is None else (self._clock() - self.ttl) * 1000
+
+    def _plaintext(self, envelope: Item, oldest: float | None) -> str:
         """The JSON text inside ``envelope``, or the reason it cannot be returned."""
         if envelope.get("__enc__") != ENVELOPE_FORMAT:
             return _PLAINTEXT
         key_id, at, data = envelope.get("kid"), envelope.get("at"), envelope.get("data")
-        if not isinstance(key_id, str) or type(at) is not int or not isinstance(data, str):
+        if type(key_id) is not str or type(at) is not int or type(data) is not str:
             return _TAMPERED
         session_key = self._by_id.get(key_id)
         if session_key is None:
             return _UNKNOWN_KEY
-        text = session_key.unseal(data, at, self._session_bytes)
+        text = session_key.unseal(data, at)
         if text is None:
             return _TAMPERED
-        if self.ttl is not None and self._clock() * 1000 - at > self.ttl * 1000:
+        if oldest is not None and at < oldest:
             return _EXPIRED
         return text
+
+    def _where(self, _: object) -> str:
+        return f"encrypted session {self.session_id!r}"
 
     def _warn(self, skipped: Counter[str], call: str) -> None:
         counts = [f"{count} {reason}" for reason, count in sorted(skipped.items()) if count]
@@ -297,38 +304,49 @@ class EncryptedSession(SessionABC):
 
 @dataclass(frozen=True)
 class _SessionKey:
-    """One master key's cipher for one session, and the id its envelopes carry."""
+    """One master key's cipher for one session, the id its envelopes carry, and the
+    constant parts of their associated data (format, key id, then write time, session id)."""
 
     key_id: str
     cipher: AESGCM
+    aad_head: bytes
+    aad_tail: bytes
 
     @classmethod
     def derive(cls, master: bytes, session_id: str) -> _SessionKey:
-        info = _HKDF_INFO + session_id.encode("utf-8")
-        hkdf = HKDF(algorithm=hashes.SHA256(), length=32 + _KEY_ID_BYTES, salt=None, info=info)
+        session_bytes = session_id.encode("utf-8")
+        hkdf = HKDF(
+            algorithm=hashes.SHA256(),
+            length=32 + _KEY_ID_BYTES,
+            salt=None,
+            info=_HKDF_INFO + session_bytes,
+        )
         material = hkdf.derive(master)
         key_id = base64.urlsafe_b64encode(material[32:]).decode("ascii")
-        return cls(key_id, AESGCM(material[:32]))
+        head = b"%s\x00%s\x00" % (ENVELOPE_FORMAT.encode(), key_id.encode())
+        return cls(key_id, AESGCM(material[:32]), head, b"\x00" + session_bytes)
 
-    def _associated_data(self, at: int, session_id: bytes) -> bytes:
-        return b"\x00".join(
-            (ENVELOPE_FORMAT.encode(), self.key_id.encode(), str(at).encode(), session_id)
-        )
-
-    def seal(self, text: str, at: int, session_id: bytes) -> Item:
-        nonce = os.urandom(_NONCE_BYTES)
-        sealed = self.cipher.encrypt(
-            nonce, text.encode("utf-8"), self._associated_data(at, session_id)
-        )
-        data = base64.b64encode(nonce + sealed).decode("ascii")
-        return {"__enc__": ENVELOPE_FORMAT, "kid": self.key_id, "at": at, "data": data}
-
-    def unseal(self, data: str, at: int, session_id: bytes) -> str | None:
-        try:
-            raw = base64.b64decode(data, validate=True)
-            plain = self.cipher.decrypt(
-                raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], self._associated_data(at, session_id)
+    def seal(self, texts: list[str], at: int) -> list[Item]:
+        """One envelope per JSON text, all written at ``at`` (ms)."""
+        associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+        nonces = os.urandom(_NONCE_BYTES * len(texts))
+        envelopes: list[Item] = []
+        for index, text in enumerate(texts):
+            nonce = nonces[index * _NONCE_BYTES : (index + 1) * _NONCE_BYTES]
+            sealed = nonce + self.cipher.encrypt(nonce, text.encode("utf-8"), associated)
+            data = binascii.b2a_base64(sealed, newline=False).decode("ascii")
+            envelopes.append(
+                {"__enc__": ENVELOPE_FORMAT, "kid": self.key_id, "at": at, "data": data}
             )
+        return envelopes
+
+    def unseal(self, data: str, at: int) -> str | None:
+        """The text sealed in ``data`` at ``at``, or ``None`` if it does not authenticate."""
+        try:
+            # Lenient base64: any change to the bytes fails authentication below anyway.
+            raw = binascii.a2b_base64(data)
+            associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+            plain = self.cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated)
             return plain.decode("utf-8")
         except (binascii.Error, ValueError, InvalidTag):
             return None
