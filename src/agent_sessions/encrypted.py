@@ -126,7 +126,7 @@ class EncryptedSession(SessionABC):
 
     Give exactly one of ``key`` (a master key) or ``keys`` (newest first: writes use the
     first, reads any). ``clock`` returns the current time in seconds (default
-    ``time.time``). ``session_settings`` defaults to the wrapped session's; its ``limit``
+    ``time.time``). ``session_settings`` defaults to the wrapped session's; their ``limit``
     counts readable items.
     """
 
@@ -144,14 +144,23 @@ class EncryptedSession(SessionABC):
             raise TypeError(f"EncryptedSession wraps a Session, got {type(session).__name__}")
         self.session_id = validate_session_id(session.session_id)
         self.session = session
-        self.session_settings = coerce_session_settings(
-            session_settings if session_settings is not None else session.session_settings
-        )
+        self._settings = coerce_session_settings(session_settings)
         self.ttl = _check_ttl(ttl)
         self._clock = clock
         self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
         self._by_id = {session_key.key_id: session_key for session_key in reversed(self._keys)}
         self._closed = False
+
+    @property
+    def session_settings(self) -> SessionSettings | None:
+        """The settings given to this wrapper, else the wrapped session's (read at each
+        call, so the Agents SDK's default there stays the SDK's). Assign to change them;
+        ``None`` goes back to the wrapped session's. Their ``limit`` counts readable items."""
+        return self._settings if self._settings is not None else self.session.session_settings
+
+    @session_settings.setter
+    def session_settings(self, settings: SessionSettings | None) -> None:
+        self._settings = coerce_session_settings(settings)
 
     def __repr__(self) -> str:
         return f"EncryptedSession({self.session!r}, keys={len(self._keys)}, ttl={self.ttl!r})"

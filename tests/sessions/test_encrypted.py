@@ -142,6 +142,11 @@ def flip_a_ciphertext_byte(envelope: dict[str, Any]) -> None:
     envelope["data"] = base64.b64encode(bytes(data)).decode("ascii")
 
 
+def database_bytes(directory: Path, name: str) -> bytes:
+    """Every byte of the SQLite database ``name``.db: the file, its WAL and shared memory."""
+    return b"".join(path.read_bytes() for path in sorted(directory.glob(f"{name}.db*")))
+
+
 def warnings_of(caplog: pytest.LogCaptureFixture) -> str:
     return "\n".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
@@ -159,12 +164,9 @@ async def test_the_database_file_holds_no_plaintext(tmp_path: Path, session_id: 
     async with SQLiteSession(session_id, tmp_path / "plain.db") as plain:
         await plain.add_items([item])
 
-    def stored_bytes(name: str) -> bytes:
-        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob(f"{name}.db*")))
-
     needles = [SECRET.encode(), b"swordfish", b"launch"]
-    assert all(needle in stored_bytes("plain") for needle in needles)
-    encrypted = stored_bytes("enc")
+    assert all(needle in database_bytes(tmp_path, "plain") for needle in needles)
+    encrypted = database_bytes(tmp_path, "enc")
     assert encrypted
     assert not any(needle in encrypted for needle in needles)
     assert key.encode() not in encrypted
@@ -486,3 +488,29 @@ def test_agent_sessions_imports_without_cryptography() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert 'pip install "agent-sessions[encryption]"' in done.stdout
+
+
+# -- under the Agents SDK's Runner -----------------------------------------------------------
+
+
+async def test_the_agents_sdk_runner_keeps_an_encrypted_history(tmp_path: Path) -> None:
+    from agents import Agent, Runner
+
+    from agent_sessions.sdk import as_agents_session
+
+    from .test_agents_sdk import NO_TRACING, ScriptedModel, contents
+
+    model, key = ScriptedModel(), generate_key()
+    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    for text in ("My name is Ada, " + SECRET, "What is my name?"):
+        inner = SQLiteSession("user-1", tmp_path / "chat.db")
+        async with EncryptedSession(inner, key=key) as session:
+            await Runner.run(agent, text, session=as_agents_session(session), run_config=NO_TRACING)
+    assert contents(model.inputs[1]) == [
+        ("user", "My name is Ada, " + SECRET),
+        ("assistant", "reply 1"),
+        ("user", "What is my name?"),
+    ]
+    stored = database_bytes(tmp_path, "chat")
+    assert b"Ada" not in stored
+    assert b"reply 1" not in stored
