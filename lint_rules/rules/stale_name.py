@@ -62,14 +62,6 @@ class StaleNameRule(Rule):
     ```
 
     ## Fix safety
-    Safe for names. A bare entry never rewrites a string's contents as safe: a
-    string whose whole value is the old name may be data that only looks like
-    it (a wire-format key, a field alias, an event name another program sends),
-    so its fix is unsafe (`--unsafe-fixes`) and the finding says so. The strings
-    that are the name itself stay safe: the entries of a module-level
-    `__all__`, and the attribute name passed to `getattr`, `hasattr`, `setattr`
-    or `delattr` (a bare entry renames that attribute everywhere).
-
     Safe: the old name is replaced by the new one, in the same place, keeping
     quotes and string prefixes, and only where the result means the same: a
     rename that would clash with a binding already there (another parameter of
@@ -84,6 +76,14 @@ class StaleNameRule(Rule):
     that spells the old name exactly is checked: not one that builds it by
     concatenation or escapes, nor an f-string. A qualified entry touches only
     strings that name its binding: `__all__` entries of its module.
+
+    A bare entry never rewrites a string's contents as safe: a string whose
+    whole value is the old name may be data that only looks like it (a
+    wire-format key, a field alias, an event name another program sends), so
+    its fix is unsafe (`--unsafe-fixes`) and the finding says so. The strings
+    that are the name itself stay safe: the entries of a module-level
+    `__all__`, and the attribute name passed to `getattr`, `hasattr`, `setattr`
+    or `delattr` (a bare entry renames that attribute everywhere).
 
     How a rename is judged: for a qualified target defined in the project, every
     occurrence of its old
