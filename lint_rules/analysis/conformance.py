@@ -3,16 +3,16 @@
 Shared by the LR003 rule (which reports each implementation's departures from its
 protocol) and ``python -m lint_rules protocols`` (which asks mypy about the same
 implementations). ``parse_protocols`` validates ``[tool.lint_rules.protocols]`` and
-reads each protocol from source; ``implementations_in`` gives, for one parsed file,
-the classes that implement each protocol configured for it; ``Implementation.problems``
-lists how one departs from its protocol. Nothing here imports the project.
+reads each protocol from source; ``judge`` gives, for one parsed file, the classes that
+implement the protocols configured for it, each with the protocol it is judged against
+and how it departs from it (``Implementation.problems``). Nothing here imports the project.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,11 +24,13 @@ from lint_rules.analysis.declarations import (
     Parameter,
     ProtocolSpec,
     canonical_name,
+    is_generator,
     is_protocol,
     parameters,
     read_protocol,
     typing_name,
 )
+from lint_rules.analysis.results import call_change, result_change, shape
 from lint_rules.rule import ConfigError
 
 if TYPE_CHECKING:
@@ -54,11 +56,11 @@ class ProtocolTarget:
 
     def admits(self, text: str) -> bool:
         """Whether ``text`` may define an implementation: it names the protocol or its
-        ABC, or more than half of its distinctive method names."""
+        ABC, or every one of its distinctive method names."""
         if any(name in text for name in (self.protocol.name, *self.protocol.abcs)):
             return True
         methods = distinctive_methods(self.protocol)
-        return bool(methods) and sum(method.name in text for method in methods) * 2 > len(methods)
+        return bool(methods) and all(method.name in text for method in methods)
 
     def matches(self, path: Path, root: Path) -> bool:
         try:
@@ -153,6 +155,8 @@ class Implementation:
     qualname: str = ""
     """The class's qualified name in its module, as Python spells ``__qualname__``:
     ``Name``, ``Outer.Inner``, ``factory.<locals>.Local``."""
+    source: ModuleSource | None = field(default=None, compare=False, repr=False)
+    """The module that defines the class (where its annotations' names resolve)."""
 
     @property
     def importable(self) -> bool:
@@ -176,40 +180,237 @@ class Implementation:
                 continue
             definition = definitions[0]
             owner = f"{name}.{member.name}"
-            is_async = isinstance(definition, ast.AsyncFunctionDef)
-            if is_async != member.is_async:
-                text = "is not async" if member.is_async else "is async, the protocol's is not"
-                found.append(Problem(definition, owner, text, member.signature))
+            call, result = self._result_changes(member, definition)
+            if call is not None:  # another shape of method: its parameters are beside the point
+                found.append(Problem(definition, owner, call, member.signature))
                 continue
             for text in parameter_changes(member.parameters, parameters(definition)):
                 found.append(Problem(definition, owner, text, member.signature))
+            if result is not None:
+                found.append(Problem(definition, owner, result, member.signature))
         return found
 
+    def _result_changes(
+        self, member: Member, definition: FunctionNode
+    ) -> tuple[str | None, str | None]:
+        """What a caller of ``member`` cannot do with ``definition``'s result: await or
+        iterate it as the protocol says (first), use it as the protocol's return type."""
+        source = self.source
+        if source is None:
+            return None, None
+        try:
+            protocol_source = source.reader.read_module(member.module or self.protocol.module)
+        except ConfigError:
+            protocol_source = None
+        returns = None
+        if member.returns is not None and protocol_source is not None:
+            returns = ast.parse(member.returns, mode="eval").body
+        wanted = shape(member.is_async, member.is_generator, returns, protocol_source or source)
+        given = shape(
+            isinstance(definition, ast.AsyncFunctionDef),
+            is_generator(definition),
+            definition.returns,
+            source,
+        )
+        change = call_change(wanted, given)
+        if change is not None or protocol_source is None:
+            return change, None
+        return None, result_change(wanted, protocol_source, given, source)
 
-def find_implementations(source: ModuleSource, protocol: ProtocolSpec) -> list[Implementation]:
-    """The classes of a file that implement ``protocol`` (subclass it or its ABC, or
-    define more than half of its ``distinctive_methods``), in source order: module-level classes and
-    classes nested in classes or functions at any depth."""
-    methods = distinctive_methods(protocol)
-    implementations = []
+
+@dataclass(frozen=True)
+class Judgement:
+    """A class judged against the protocol it implements, and how it departs from it."""
+
+    implementation: Implementation
+    problems: list[Problem]
+    candidates: tuple[str, ...] = ()
+    """When the class matched several protocols structurally and conforms to none: the
+    qualified names of them all (``implementation`` is against the closest)."""
+
+
+def judge(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> list[Judgement]:
+    """Each class of a file that implements one of ``protocols``, judged, in source order:
+    module-level classes and classes nested in classes or functions at any depth.
+
+    A class implements a protocol when it is *meant* as one:
+    - it subclasses the protocol or its ABC (directly or through classes of the file), or
+      an instance of it is assigned, passed or returned in the file where the protocol
+      is annotated (``x: P = C()``, ``def f() -> P: return C()``, ``f(C())`` with
+      ``def f(x: P)``): it is judged against each such protocol;
+    - otherwise, it defines (itself or through classes of the file) every method of the
+      protocol but its dunders. When it does so for several protocols (twins such as a
+      sync ``Driver`` and an ``AsyncDriver`` with the same method names), it is judged
+      against the one it conforms to, and reported only if it conforms to none, against
+      the closest (the fewest problems; the first configured on a tie).
+    A class that defines only some of a protocol's methods is not an implementation.
+    """
+    uses = annotated_uses(source, protocols)
+    judgements: list[Judgement] = []
     for node, qualname, classes in source.nested_classes:
-        if (
-            source.name == protocol.module
-            and qualname == node.name
-            and (node.name == protocol.name or node.name in protocol.abcs)
-        ):
-            continue
         if is_protocol(source, node):
-            continue  # a protocol extending this one declares, it does not implement
-        defined = {
-            s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
-        own_methods = sum(member.name in defined for member in methods)
-        if (methods and own_methods * 2 > len(methods)) or _inherited_targets(
-            source, node, classes, protocol, seen=set()
+            continue  # a protocol extending another declares, it does not implement
+        explicit: list[ProtocolSpec] = []
+        structural: list[ProtocolSpec] = []
+        for protocol in protocols:
+            if (
+                source.name == protocol.module
+                and qualname == node.name
+                and (node.name == protocol.name or node.name in protocol.abcs)
+            ):
+                continue
+            if _inherited_targets(source, node, classes, protocol, seen=set()) or (
+                protocol.qualified_name in uses.get(node.name, ())
+            ):
+                explicit.append(protocol)
+            elif _defines_every_method(source, node, classes, protocol):
+                structural.append(protocol)
+        if explicit:
+            for protocol in explicit:
+                implementation = _describe(source, node, classes, protocol, qualname)
+                judgements.append(Judgement(implementation, implementation.problems()))
+            continue
+        judged = []
+        for protocol in structural:
+            implementation = _describe(source, node, classes, protocol, qualname)
+            judged.append(Judgement(implementation, implementation.problems()))
+        if not judged:
+            continue
+        conforming = [judgement for judgement in judged if not judgement.problems]
+        if conforming:
+            judgements.append(conforming[0])
+            continue
+        closest = min(judged, key=lambda judgement: len(judgement.problems))
+        if len(judged) > 1:
+            names = tuple(judgement.implementation.protocol.qualified_name for judgement in judged)
+            closest = Judgement(closest.implementation, closest.problems, names)
+        judgements.append(closest)
+    return judgements
+
+
+def _defines_every_method(
+    source: ModuleSource,
+    node: ast.ClassDef,
+    classes: dict[str, ast.ClassDef],
+    protocol: ProtocolSpec,
+) -> bool:
+    methods = distinctive_methods(protocol)
+    if not methods:
+        return False
+    available: set[str] = set()
+    _collect_members(source, node, classes, protocol, available, seen=set())
+    return all(method.name in available for method in methods)
+
+
+def annotated_uses(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> dict[str, set[str]]:
+    """Class name -> the protocols (qualified names) an instance of it (``C(...)``) or the
+    class itself is assigned, passed or returned as, where the protocol is annotated in
+    this file: ``x: P = C()``, ``x: P`` then ``x = C()``, ``return C()`` in a function
+    annotated ``-> P``, ``f(C())`` or ``f(x=C())`` for a ``def f(x: P)`` of the file."""
+    names = {protocol.name for protocol in protocols}
+    uses: dict[str, set[str]] = {}
+
+    def protocol_of(annotation: ast.expr | None) -> str | None:
+        if annotation is None:
+            return None
+        for member in _annotation_members(annotation):
+            if not isinstance(member, (ast.Name, ast.Attribute)):
+                continue
+            name = member.id if isinstance(member, ast.Name) else member.attr
+            if name not in names:
+                continue
+            qualified = source.qualified(member)
+            if qualified is None:
+                continue
+            for protocol in protocols:
+                if name == protocol.name and (
+                    qualified == protocol.qualified_name
+                    or canonical_name(qualified, source.reader) == protocol.qualified_name
+                ):
+                    return protocol.qualified_name
+        return None
+
+    def record(value: ast.expr | None, protocol: str | None) -> None:
+        if value is None or protocol is None:
+            return
+        target = value.func if isinstance(value, ast.Call) else value
+        if isinstance(target, ast.Name):
+            uses.setdefault(target.id, set()).add(protocol)
+
+    annotated: dict[str, str] = {}
+    functions: dict[str, FunctionNode] = {}
+    for child in ast.walk(source.tree):
+        if isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name):
+            protocol = protocol_of(child.annotation)
+            if protocol is not None:
+                annotated[child.target.id] = protocol
+                record(child.value, protocol)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(child.name, child)
+            returned = protocol_of(child.returns)
+            if returned is not None:
+                for statement in _own_returns(child):
+                    record(statement.value, returned)
+            for argument in (*child.args.posonlyargs, *child.args.args, *child.args.kwonlyargs):
+                protocol = protocol_of(argument.annotation)
+                if protocol is not None:
+                    annotated.setdefault(argument.arg, protocol)
+    if not annotated and not functions:
+        return uses
+    for child in ast.walk(source.tree):
+        if isinstance(child, ast.Assign):
+            for target in child.targets:
+                if isinstance(target, ast.Name) and target.id in annotated:
+                    record(child.value, annotated[target.id])
+        elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+            function = functions.get(child.func.id)
+            if function is None:
+                continue
+            positional = [*function.args.posonlyargs, *function.args.args]
+            for index, value in enumerate(child.args):
+                if index < len(positional):
+                    record(value, protocol_of(positional[index].annotation))
+            by_name = {a.arg: a for a in (*positional, *function.args.kwonlyargs)}
+            for keyword in child.keywords:
+                parameter = by_name.get(keyword.arg or "")
+                if parameter is not None:
+                    record(keyword.value, protocol_of(parameter.annotation))
+    return uses
+
+
+def _annotation_members(annotation: ast.expr) -> list[ast.expr]:
+    """``P``, and ``P`` in ``P | None``, ``Optional[P]``, ``Union[P, Q]``, ``"P"``."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return _annotation_members(ast.parse(annotation.value, mode="eval").body)
+        except SyntaxError:
+            return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return [*_annotation_members(annotation.left), *_annotation_members(annotation.right)]
+    if isinstance(annotation, ast.Subscript):
+        origin = annotation.value
+        name = origin.id if isinstance(origin, ast.Name) else getattr(origin, "attr", "")
+        if name in ("Optional", "Union"):
+            index = annotation.slice
+            items = index.elts if isinstance(index, ast.Tuple) else [index]
+            return [member for item in items for member in _annotation_members(item)]
+        return []
+    return [annotation]
+
+
+def _own_returns(function: FunctionNode) -> list[ast.Return]:
+    """The ``return`` statements of ``function`` itself (not of functions nested in it)."""
+    found: list[ast.Return] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        child = pending.pop()
+        if isinstance(child, ast.Return):
+            found.append(child)
+        elif not isinstance(
+            child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
         ):
-            implementations.append(_describe(source, node, classes, protocol, qualname))
-    return implementations
+            pending.extend(ast.iter_child_nodes(child))
+    return found
 
 
 def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]) -> list[str]:
@@ -226,6 +427,11 @@ def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]
         if index >= len(positional):
             if "*args" in kinds and (wanted.kind == "positional-only" or "**kwargs" in kinds):
                 continue
+            moved = by_name.get(wanted.name)
+            if moved is not None and moved.kind == "keyword-only":
+                matched.add(moved.name)
+                changes.append(f"makes parameter `{wanted.name}` keyword-only")
+                continue
             changes.append(f"misses parameter `{wanted.name}`")
             continue
         given = positional[index]
@@ -238,6 +444,10 @@ def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]
     for wanted in expected:
         if wanted.kind == "keyword-only":
             given_or_none = by_name.get(wanted.name)
+            if given_or_none is not None and given_or_none.kind == "positional-only":
+                matched.add(wanted.name)
+                changes.append(f"makes keyword-only parameter `{wanted.name}` positional-only")
+                continue
             if given_or_none is None or given_or_none.kind not in (
                 "keyword-only",
                 "positional or keyword",
@@ -250,7 +460,7 @@ def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]
         elif wanted.kind in ("*args", "**kwargs") and wanted.kind not in kinds:
             changes.append(f"misses `{'*' if wanted.kind == '*args' else '**'}{wanted.name}`")
     for given in positional[len(expected_positional) :]:
-        if given.default is None:
+        if given.default is None and given.name not in matched:
             changes.append(f"adds required parameter `{given.name}`")
     for given in actual:
         if given.kind == "keyword-only" and given.default is None and given.name not in matched:
@@ -281,7 +491,7 @@ def _describe(
             methods.setdefault(statement.name, []).append(statement)
     available: set[str] = set()
     complete = _collect_members(source, node, classes, protocol, available, seen=set())
-    return Implementation(node, protocol, methods, frozenset(available), complete, qualname)
+    return Implementation(node, protocol, methods, frozenset(available), complete, qualname, source)
 
 
 def _collect_members(

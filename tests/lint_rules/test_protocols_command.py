@@ -48,9 +48,12 @@ GOOD = """
 """
 GET_ITEMS = "async def get_items(self, limit: int | None = None) -> list[str]:"
 BROKEN = {
+    # Without one of the methods, a class is an implementation only where it is used as one.
     "missing_pop.py": GOOD.format(name="MissingPop").replace(
         "async def pop_item(self) -> str | None:\n            return None\n", ""
-    ),
+    )
+    + "\n    from contract import Store\n\n    def open_store() -> Store:\n"
+    + "        return MissingPop()\n",
     "sync_get.py": GOOD.format(name="SyncGet").replace(GET_ITEMS, GET_ITEMS.removeprefix("async ")),
     "renamed_keyword.py": GOOD.format(name="RenamedKeyword").replace("hard: bool", "force: bool"),
     "renamed_positional.py": GOOD.format(name="RenamedPositional").replace(
