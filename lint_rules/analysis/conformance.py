@@ -133,6 +133,10 @@ class Problem:
     owner: str
     text: str
     expected: str
+    call: str | None = None
+    """The method's name, when its result cannot be used as the protocol's (sync for
+    async, a coroutine for an async iterator...): the mark of a class meant as the
+    protocol's twin."""
 
 
 OBJECT_MEMBERS = frozenset(dir(object))
@@ -182,7 +186,7 @@ class Implementation:
             owner = f"{name}.{member.name}"
             call, result = self._result_changes(member, definition)
             if call is not None:  # another shape of method: its parameters are beside the point
-                found.append(Problem(definition, owner, call, member.signature))
+                found.append(Problem(definition, owner, call, member.signature, member.name))
                 continue
             for text in parameter_changes(member.parameters, parameters(definition)):
                 found.append(Problem(definition, owner, text, member.signature))
@@ -239,10 +243,11 @@ def judge(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> list[Judge
       is annotated (``x: P = C()``, ``def f() -> P: return C()``, ``f(C())`` with
       ``def f(x: P)``): it is judged against each such protocol;
     - otherwise, it defines (itself or through classes of the file) every method of the
-      protocol but its dunders. When it does so for several protocols (twins such as a
+      protocol, dunders included, and the protocol has a method other than a dunder.
+      When it does so for several protocols (twins such as a
       sync ``Driver`` and an ``AsyncDriver`` with the same method names), it is judged
-      against the one it conforms to, and reported only if it conforms to none, against
-      the closest (the fewest problems; the first configured on a tie).
+      against those it can be called as (``_meant``), and when it can be called as none,
+      against the closest (the fewest problems; the first configured on a tie).
     A class that defines only some of a protocol's methods is not an implementation.
     """
     uses = annotated_uses(source, protocols)
@@ -274,18 +279,29 @@ def judge(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> list[Judge
         for protocol in structural:
             implementation = _describe(source, node, classes, protocol, qualname)
             judged.append(Judgement(implementation, implementation.problems()))
-        if not judged:
-            continue
-        conforming = [judgement for judgement in judged if not judgement.problems]
-        if conforming:
-            judgements.append(conforming[0])
-            continue
-        closest = min(judged, key=lambda judgement: len(judgement.problems))
-        if len(judged) > 1:
-            names = tuple(judgement.implementation.protocol.qualified_name for judgement in judged)
-            closest = Judgement(closest.implementation, closest.problems, names)
-        judgements.append(closest)
+        judgements.extend(_meant(judged))
     return judgements
+
+
+def _meant(judged: list[Judgement]) -> list[Judgement]:
+    """Of the protocols a class fits by its methods, those it is meant as: a protocol
+    whose methods it can be called as (no sync-for-async change) is; one it cannot be
+    called as is not, when another it can shares a method name with it (the twin it
+    matches). When it can be called as none, only the closest is kept (the fewest
+    problems), naming them all."""
+    if len(judged) <= 1:
+        return judged
+    callable_as = [j for j in judged if not any(p.call for p in j.problems)]
+    if not callable_as:
+        closest = min(judged, key=lambda judgement: len(judgement.problems))
+        names = tuple(judgement.implementation.protocol.qualified_name for judgement in judged)
+        return [Judgement(closest.implementation, closest.problems, names)]
+    matched = {name for j in callable_as for name in j.implementation.protocol.members}
+    return [
+        judgement
+        for judgement in judged
+        if judgement in callable_as or not {p.call for p in judgement.problems if p.call} & matched
+    ]
 
 
 def _defines_every_method(
@@ -294,12 +310,11 @@ def _defines_every_method(
     classes: dict[str, ast.ClassDef],
     protocol: ProtocolSpec,
 ) -> bool:
-    methods = distinctive_methods(protocol)
-    if not methods:
-        return False
+    if not distinctive_methods(protocol):
+        return False  # dunders only: every class has a `__call__` or an `__iter__`
     available: set[str] = set()
     _collect_members(source, node, classes, protocol, available, seen=set())
-    return all(method.name in available for method in methods)
+    return all(method.name in available for method in protocol.methods)
 
 
 def annotated_uses(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> dict[str, set[str]]:
@@ -425,7 +440,7 @@ def parameter_changes(expected: Sequence[Parameter], actual: Sequence[Parameter]
     matched: set[str] = set()
     for index, wanted in enumerate(expected_positional):
         if index >= len(positional):
-            if "*args" in kinds and (wanted.kind == "positional-only" or "**kwargs" in kinds):
+            if "*args" in kinds:  # mypy: `*args` takes what a caller passes by position
                 continue
             moved = by_name.get(wanted.name)
             if moved is not None and moved.kind == "keyword-only":

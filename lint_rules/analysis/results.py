@@ -121,8 +121,8 @@ def _certainly_not_subtype(
     wanted_names: set[str] = set()
     for member in _union(wanted, wanted_source):
         reference = _class(member, wanted_source)
-        if reference is None or reference in _TOP:
-            return False
+        if reference is None or reference in _TOP or reference.startswith("typing."):
+            return False  # not a class, or one whose subtypes are not known by name
         wanted_names.add(reference)
     for member in _union(given, source):
         reference = _class(member, source)

@@ -37,16 +37,22 @@ class ProtocolConformanceRule(Rule):
       `x = Chrome()`, `return Chrome()` in a `def ... -> Driver`, `run(Chrome())` or
       `run(driver=Chrome())` for a `def run(driver: Driver)` of the file; or
     - it defines (itself or through classes of its file) every method of the
-      protocol but its dunders (`__call__`, `__iter__` or `__len__` are on too many
-      classes to tell an implementation: a protocol whose methods are all dunders
-      is implemented only by the classes that subclass it).
+      protocol, dunders included (a protocol whose methods are all dunders is
+      implemented only by the classes that subclass it or are used as it:
+      `__call__`, `__iter__` or `__len__` are on too many classes to tell).
 
-    A class that defines some of the methods (two matching names) implements
-    nothing. A class meant as an implementation by subclassing or use is judged
-    against each such protocol. Otherwise, when several configured protocols fit
-    it (twins: a sync `Driver` and an `AsyncDriver` with the same method names), it
-    is judged against the one it conforms to, and reported only when it conforms to
-    none, against the closest (the fewest findings), which the message names.
+    A class that defines some of the methods (two matching names, or a stream's
+    `send` and `aclose` without the protocol's `__aenter__`) implements nothing;
+    attributes are not required to tell (they may be set where the rule cannot
+    see), and are reported when missing.
+
+    A class meant as an implementation by subclassing or use is judged against each
+    such protocol. A class that fits several protocols by its methods (twins: a sync
+    `Driver` and an `AsyncDriver` with the same method names) is judged against
+    those it can be called as: not against a twin whose methods it cannot be called
+    as (sync for async) when it can be called as another protocol with those
+    method names. When it can be called as none of them, it is reported against the
+    closest (the fewest findings), and the message names them all.
 
     For each implementation it reports every missing member (at the class), and at
     the `def`: a method whose result a caller of the protocol's cannot use alike,
