@@ -243,7 +243,9 @@ def judge(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> list[Judge
       is annotated (``x: P = C()``, ``def f() -> P: return C()``, ``f(C())`` with
       ``def f(x: P)``): it is judged against each such protocol;
     - otherwise, it defines (itself or through classes of the file) every method of the
-      protocol, dunders included, and the protocol has a method other than a dunder.
+      protocol, dunders included, and the protocol has a method other than a dunder;
+      with fewer than ``NAMES_ENOUGH`` such methods, one of them must also be defined
+      as the protocol declares it (names such as ``get`` or ``cancel`` tell nothing).
       When it does so for several protocols (twins such as a
       sync ``Driver`` and an ``AsyncDriver`` with the same method names), it is judged
       against those it can be called as (``_meant``), and when it can be called as none,
@@ -270,6 +272,12 @@ def judge(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> list[Judge
                 explicit.append(protocol)
             elif _defines_every_method(source, node, classes, protocol):
                 structural.append(protocol)
+        structural = [
+            protocol
+            for protocol in structural
+            if len(distinctive_methods(protocol)) >= NAMES_ENOUGH
+            or _agrees_somewhere(_describe(source, node, classes, protocol, qualname))
+        ]
         if explicit:
             for protocol in explicit:
                 implementation = _describe(source, node, classes, protocol, qualname)
@@ -304,6 +312,23 @@ def _meant(judged: list[Judgement]) -> list[Judgement]:
     ]
 
 
+NAMES_ENOUGH = 3
+"""How many methods (dunders aside) a protocol needs for a class that defines them all to
+be taken for an implementation by their names alone; with fewer (a `get`, a `cancel`, an
+`iter_bytes` and an `aiter_bytes`), one of them must also agree with the protocol's."""
+
+
+def _agrees_somewhere(implementation: Implementation) -> bool:
+    """Whether one of the protocol's methods is defined as the protocol declares it."""
+    problems = {problem.owner for problem in implementation.problems()}
+    name = implementation.qualname or implementation.node.name
+    return any(
+        f"{name}.{member.name}" not in problems
+        and len(implementation.methods.get(member.name, [])) == 1
+        for member in implementation.protocol.methods
+    )
+
+
 def _defines_every_method(
     source: ModuleSource,
     node: ast.ClassDef,
@@ -312,9 +337,27 @@ def _defines_every_method(
 ) -> bool:
     if not distinctive_methods(protocol):
         return False  # dunders only: every class has a `__call__` or an `__iter__`
-    available: set[str] = set()
-    _collect_members(source, node, classes, protocol, available, seen=set())
-    return all(method.name in available for method in protocol.methods)
+    names = _body_names(node, classes, seen=set())
+    return all(method.name in names for method in protocol.methods)
+
+
+def _body_names(node: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: set[str]) -> set[str]:
+    """What the bodies of ``node`` and its bases of the same file bind (cheap: no method
+    body is read)."""
+    seen.add(node.name)
+    names: set[str] = set()
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(statement.name)
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            names.add(statement.target.id)
+        elif isinstance(statement, ast.Assign):
+            names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        if isinstance(target, ast.Name) and target.id in classes and target.id not in seen:
+            names |= _body_names(classes[target.id], classes, seen)
+    return names
 
 
 def annotated_uses(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> dict[str, set[str]]:
@@ -324,6 +367,8 @@ def annotated_uses(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> d
     annotated ``-> P``, ``f(C())`` or ``f(x=C())`` for a ``def f(x: P)`` of the file."""
     names = {protocol.name for protocol in protocols}
     uses: dict[str, set[str]] = {}
+    if not _may_name(source, protocols):
+        return uses
 
     def protocol_of(annotation: ast.expr | None) -> str | None:
         if annotation is None:
@@ -391,6 +436,19 @@ def annotated_uses(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> d
                 if parameter is not None:
                     record(keyword.value, protocol_of(parameter.annotation))
     return uses
+
+
+def _may_name(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> bool:
+    """Whether ``source`` can name one of ``protocols``: it defines one, or imports one,
+    a module or package on its way, or a name of the same spelling (a re-export)."""
+    imported = source.imports
+    for protocol in protocols:
+        if source.name == protocol.module or protocol.name in imported:
+            return True
+        for qualified in imported.values():
+            if protocol.module == qualified or protocol.module.startswith(f"{qualified}."):
+                return True
+    return False
 
 
 def _annotation_members(annotation: ast.expr) -> list[ast.expr]:

@@ -158,7 +158,7 @@ class ModuleSource:
     reader: Declarations = field(compare=False, repr=False)
     """Where the modules it imports from are read (its project's ``Declarations``)."""
 
-    @property
+    @cached_property
     def classes(self) -> dict[str, ast.ClassDef]:
         return {node.name: node for node in top_level(self.tree) if isinstance(node, ast.ClassDef)}
 
@@ -204,19 +204,26 @@ class ModuleSource:
 
     def imported(self, name: str) -> str | None:
         """The qualified name a top-level import binds to ``name`` (``mod.attr`` or ``mod``)."""
+        return self.imports.get(name)
+
+    @cached_property
+    def imports(self) -> dict[str, str]:
+        """Each name the top-level imports bind, and what to (the first import wins)."""
+        table: dict[str, str] = {}
         for node in top_level(self.tree):
             if isinstance(node, ast.ImportFrom):
                 base = self.resolve_relative(node.module, node.level)
                 for alias in node.names:
-                    if (alias.asname or alias.name) == name:
-                        return f"{base}.{alias.name}" if base else alias.name
+                    qualified = f"{base}.{alias.name}" if base else alias.name
+                    table.setdefault(alias.asname or alias.name, qualified)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.asname == name:
-                        return alias.name
-                    if alias.asname is None and alias.name.split(".")[0] == name:
-                        return name
-        return None
+                    if alias.asname is not None:
+                        table.setdefault(alias.asname, alias.name)
+                    else:
+                        first = alias.name.split(".")[0]
+                        table.setdefault(first, first)
+        return table
 
     def resolve_relative(self, module: str | None, level: int) -> str:
         if level == 0:

@@ -124,6 +124,12 @@ SILENT = {
             def events(self) -> Iterator[str]:
                 return iter(())
     """,
+    "names_only.py": """
+        class Uploads:  # Job's two method names, neither as Job declares it: no Job
+            def result(self, upload_id: str) -> str:
+                return upload_id
+            async def cancel(self, upload_id: str) -> None: ...
+    """,
     "look_alike.py": """
         class Mouse:  # two of Driver's three method names, and nothing of a driver
             def click(self, button: int) -> int:

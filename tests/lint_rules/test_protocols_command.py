@@ -371,7 +371,9 @@ def test_dunder_members_of_a_protocol_are_probed(tmp_path: Path) -> None:
     files = {
         "good.py": "class Good:\n" + handle + call + length,
         "wrong_call.py": "class WrongCall:\n" + handle + call.replace("str", "bytes") + length,
-        "no_len.py": "class NoLen:\n" + handle + call,
+        # Without `__len__`, an implementation only where it is used as one.
+        "no_len.py": "class NoLen:\n" + handle + call + "\n\nfrom handler import Handler\n\n\n"
+        "def make() -> Handler:\n    return NoLen()\n",
     }
     for name, source in files.items():
         (tmp_path / "impls" / name).write_text(source)
