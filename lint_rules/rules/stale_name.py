@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
-from lint_rules.analysis.renames import parse_renames
+from lint_rules.analysis.renames import Renames, Target, parse_renames
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
-from lint_rules.rule import Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.rule import Edit, Fix, Invalid, Rule, RuleOptions, Valid
+
+if TYPE_CHECKING:
+    from lint_rules.codemod.project_renames import ProjectRenames
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _HASH = {"renames": {"hash": "unsafe_hash"}}
@@ -31,7 +35,10 @@ class StaleNameRule(Rule):
     (`optparse.OptionParser`) is another project's name and is left alone too.
     A qualified entry (see Options) names one binding
     instead of a spelling: a module's attribute, a class's attribute, or one
-    function's keyword argument (resolved with libcst's qualified names).
+    function's keyword argument. When its module is one of the project's files,
+    the project-wide reference engine judges it (see "Fix safety");
+    a target of another project (a library the code uses) is resolved with
+    libcst's qualified names, file by file.
 
     ## Why is this bad?
     A renamed name that lingers keeps the old spelling alive: new code copies
@@ -64,8 +71,31 @@ class StaleNameRule(Rule):
     `# noqa: LR001`, e.g. `handoff_occured = handoff_occurred  # noqa: LR001`;
     uses of the alias are then renamed to the new name. Only a string literal
     that spells the old name exactly is checked: not one that builds it by
-    concatenation or escapes, nor an f-string. A qualified entry never touches
-    strings.
+    concatenation or escapes, nor an f-string. A qualified entry touches only
+    strings that name its binding: `__all__` entries of its module.
+
+    How a rename is judged: for a qualified target defined in the project, every
+    occurrence of its old
+    spelling in the project's files (names, attributes, keywords in calls and
+    definitions, `__all__` entries, `getattr`/`hasattr`/`setattr` strings, keys
+    read from a `**kwargs` dictionary, `"{self.old}"` fields of format strings)
+    is classified with ty's language server (references, then "go to
+    definition" where the references are silent) as the target's, another
+    thing's (another class's attribute, `str.split`, `str.format`'s keywords,
+    `urllib.parse`) or unknown, with a reason. A keyword reaches the target
+    through a subclass whose `__init__` hands `**kwargs` to `super().__init__`,
+    or a function that passes `**options` on, only when that is all they do
+    with the key. If every occurrence is known, the rename is one safe fix:
+    the parameter and every call (subclass constructors and classes held in
+    variables included), whichever spelling of the target is configured. If
+    any is unknown, nothing of it is renamed safely: each unknown site is a
+    finding with its reason ("the receiver's type is not known", "forwarded
+    through `**options` of `send_from_directory`, ..."), the target's own
+    sites carry an unsafe fix (`--unsafe-fixes` renames the known part), and
+    the summary names the withheld target. After `fix`, `check` reports exactly
+    what was not renamed, and exits 1 while anything is left. The engine starts
+    only when an old spelling occurs in the files, once per run for every
+    target.
 
     ## Options
     `[tool.lint_rules.renames]`: a table of `old = "new"`, where `new` is a
@@ -381,7 +411,11 @@ class StaleNameRule(Rule):
         found = FileOccurrences(self._occurrences, self._scopes, self._module_aliases)
         self._occurrences, self._scopes, self._module_aliases = [], [], {}
         self._keyword_clashes = {}
-        for renaming in plan_renames(self.file, self.renames, found):
+        renames = self.renames
+        judge = self._judge()
+        if judge is not None:
+            renames = self._check_judged(judge)
+        for renaming in plan_renames(self.file, renames, found):
             where = (renaming.occurrence.start, renaming.occurrence.end)
             message = self.MESSAGE.format(old=renaming.old, new=renaming.new)
             if renaming.reason:
@@ -389,6 +423,47 @@ class StaleNameRule(Rule):
             else:
                 fix = Fix((renaming.edit,)) if renaming.edit is not None else None
                 self.report(where, message, fix)
+
+    def _judge(self) -> ProjectRenames | None:
+        """The reference engine's judge of the project's qualified targets, when this file
+        holds one of their spellings (``None``: outside a project, or none here)."""
+        targets = self.renames.targets
+        root = self.file.root
+        if not targets or root is None or not any(old in self.file.text for old in targets):
+            return None
+        project = self.file.project
+        every = tuple(target for found in targets.values() for target in found)
+        key = ("LR001", tuple((target.key, target.new) for target in every))
+
+        def build() -> ProjectRenames:
+            from lint_rules.codemod.project_renames import project_renames  # only when needed
+
+            return project_renames(root, project.files(), every)
+
+        project.note_read()  # the verdicts depend on the other files of the project
+        return project.shared(key, build)
+
+    def _check_judged(self, judge: ProjectRenames) -> Renames:
+        """Report the judged targets' sites in this file; the targets left to the per-file
+        resolver (a library's, renamed in its users) are returned."""
+        starts = self.file.line_starts
+        for site in judge.sites(self.file.path, self.file.text):
+            start = starts[site.line - 1] + site.column
+            end = start + len(site.old)
+            message = self.MESSAGE.format(old=site.key, new=site.new)
+            spelt = self.file.text[start:end] == site.old
+            if site.renamed and spelt:
+                fix = Fix((Edit(start, end, site.new),), site.safe)
+                self.report((start, end), f"{message}; {site.note}" if site.note else message, fix)
+            else:
+                note = site.note or "its source spells the name otherwise"
+                self.report((start, end), f"{message}; not renamed: {note}")
+        kept: dict[str, tuple[Target, ...]] = {}
+        for old, found in self.renames.targets.items():
+            left = tuple(target for target in found if not judge.handles(target))
+            if left:
+                kept[old] = left
+        return Renames(self.renames.bare, kept)
 
     def _check(
         self,

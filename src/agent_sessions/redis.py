@@ -12,10 +12,13 @@ version, ``SCHEMA_VERSION``; a newer one is refused with ``UnsupportedSchemaErro
 ``add_items`` is one ``RPUSH`` of the whole batch (atomic by itself; wrapped in
 ``MULTI``/``EXEC`` together with a refresh of the TTL when the store has one, a refresh
 that only touches a list, so the TTL is refreshed in the same transaction as the
-write). ``get_items(N)`` is ``LRANGE key -N -1``, ``pop_item`` is ``RPOP``,
-``clear_session`` a script that deletes the key only when it is a list. A key of another
-type where a session would be is refused with :class:`~agent_sessions.ForeignDataError`
-and never changed. Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
+write: a Lua ``EVAL``). ``get_items(N)`` is ``LRANGE key -N -1``, ``pop_item`` is
+``RPOP``, ``clear_session`` is ``LTRIM key 1 0`` (it empties a list, which Redis then
+deletes, and fails on a key of another type). Without a TTL no command is a script, so
+fakeredis without Lua serves every operation. A key of another type where a session
+would be is refused with :class:`~agent_sessions.ForeignDataError` and never changed.
+Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server. Redis Cluster is
+refused (see ``_CLUSTER_UNSUPPORTED``).
 
 Our own clients never retry a command on a connection error: a retried ``RPUSH`` whose
 first reply was lost would store the batch twice. Failures raise subclasses of
@@ -26,10 +29,12 @@ have been stored; the next call reconnects. The store keeps one client per event
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from typing_extensions import Self
 
 from ._json import decode_item
 from ._servers import (
@@ -56,6 +61,7 @@ from .protocol import Item, SessionSettings, SessionsPage
 
 try:
     import redis.asyncio as aioredis
+    from redis.asyncio.cluster import RedisCluster
     from redis.asyncio.connection import ConnectionPool, parse_url
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
@@ -90,11 +96,12 @@ _EXPIRE_IF_LIST = (
     "if redis.call('TYPE', KEYS[1])['ok'] == 'list' then"
     " return redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return 0"
 )
-_DELETE_IF_LIST = (
-    "local kind = redis.call('TYPE', KEYS[1])['ok']"
-    " if kind == 'list' then return redis.call('DEL', KEYS[1]) end"
-    " if kind == 'none' then return 0 end"
-    " return redis.error_reply('WRONGTYPE key holds a ' .. kind .. ', not a list')"
+_CLUSTER_UNSUPPORTED = (
+    "RedisStore does not support Redis Cluster (a redis.asyncio.cluster.RedisCluster "
+    "client, or a server started with cluster-enabled): its writes with a TTL are "
+    "MULTI/EXEC transactions, its layout version lives under a key of another hash slot "
+    "than the sessions', and list_sessions pages with one SCAN cursor, which a cluster "
+    "splits per node. Use a standalone Redis (or one primary with replicas) "
 )
 
 
@@ -130,7 +137,12 @@ class RedisStore(BaseStore):
     ``retry=Retry(NoBackoff(), 0)``, since a client that retries a write whose reply was
     lost stores that batch twice). ``ttl`` (seconds) makes every session expire that long
     after its last write. ``connect_timeout`` and ``socket_timeout`` (seconds) bound
-    connecting and each command.
+    connecting and each command. ``redis_kwargs`` (with ``url``) are more keyword
+    arguments for ``redis.asyncio.Redis.from_url``, over the store's own (checked at
+    construction: one the client does not take raises ``SessionConfigError``).
+
+    Redis Cluster is not supported: a ``RedisCluster`` client raises
+    ``SessionConfigError`` here, a URL or client naming a cluster node at the first call.
 
     The store works from any event loop: it keeps one client per running loop (an
     injected client serves the first loop that uses the store; other loops get a client
@@ -151,9 +163,19 @@ class RedisStore(BaseStore):
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
+        redis_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
+        if isinstance(client, RedisCluster):
+            raise SessionConfigError(_CLUSTER_UNSUPPORTED + "client.")
+        if client is not None and not isinstance(client, aioredis.Redis):
+            raise TypeError(f"client must be a redis.asyncio.Redis, got {type(client).__name__}")
         if (url is None) == (client is None):
             raise ValueError("RedisStore needs exactly one of url= or client=")
+        if redis_kwargs is not None and client is not None:
+            raise SessionConfigError(
+                "redis_kwargs configure the clients a store creates from url=; a given "
+                "client= is used as it is"
+            )
         self.key_prefix = _check_key_prefix(key_prefix)
         if ttl is not None:
             ttl = check_timeout("ttl", ttl)
@@ -174,6 +196,7 @@ class RedisStore(BaseStore):
         self._secrets = url_secrets(url) if url is not None else []
         if url is not None:
             _check_url(url, self.url)
+        self._redis_kwargs = _check_redis_kwargs(url, redis_kwargs)
         self._injected_free = client is not None  # the first loop gets the injected client
         self._ready = False
         self._clients: PerLoop[aioredis.Redis] = PerLoop()
@@ -187,6 +210,15 @@ class RedisStore(BaseStore):
     ) -> RedisSession:
         """A handle on ``session_id`` in this store; closing it leaves the store open."""
         return RedisSession(session_id, store=self, session_settings=session_settings)
+
+    async def ping(self) -> bool:
+        """Whether the server answers a ``PING`` (``False`` on any failure to reach it, as
+        the Agents SDK's ``RedisSession.ping``); ``SessionClosedError`` once closed."""
+        self.check_open()
+        try:
+            return bool(await self._clients.get(self._first_client).ping())
+        except (RedisError, OSError):
+            return False
 
     # -- the store operations (BaseStore's hooks) ------------------------------------------
 
@@ -235,7 +267,7 @@ class RedisStore(BaseStore):
     async def _clear_session(self, session_id: str) -> None:
         client = await self._ready_client()
         async with self._errors(write=True):
-            await client.eval(_DELETE_IF_LIST, 1, self._key(session_id))
+            await client.ltrim(self._key(session_id), 1, 0)
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
@@ -298,6 +330,11 @@ class RedisStore(BaseStore):
         have: session keys never end with ``:``), or refuse a newer one (once per store)."""
         marker = self.key_prefix.encode("utf-8")
         async with self._errors(), client.pipeline(transaction=False) as pipe:
+            # A cluster node answers for its own slots only: refuse it before writing.
+            pipe.execute_command("INFO", "cluster")
+            info = (await pipe.execute(raise_on_error=False))[0]
+            if isinstance(info, dict) and str(info.get("cluster_enabled", 0)) == "1":
+                raise SessionConfigError(_CLUSTER_UNSUPPORTED + f"server: {self.url}.")
             pipe.set(marker, SCHEMA_VERSION, nx=True)
             pipe.get(marker)
             _, raw = await pipe.execute()
@@ -318,12 +355,8 @@ class RedisStore(BaseStore):
     def _new_client(self) -> aioredis.Redis:
         if self._url is not None:
             try:
-                return aioredis.Redis.from_url(
-                    self._url,
-                    # No retries: a retried RPUSH whose reply was lost would duplicate items.
-                    retry=Retry(NoBackoff(), 0),
-                    socket_connect_timeout=self.connect_timeout,
-                    socket_timeout=self.socket_timeout,
+                return _client_from_url(
+                    self._url, self.connect_timeout, self.socket_timeout, self._redis_kwargs
                 )
             except ValueError as exc:
                 raise SessionConfigError(
@@ -384,6 +417,14 @@ class RedisStore(BaseStore):
                 return BackendUnreachableError(f"{where} is unreachable: {text}")
             return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
         if isinstance(exc, ResponseError):
+            if "unknown command" in text and "eval" in text.lower():
+                return SessionBackendError(
+                    f"{where} does not run Lua scripts (EVAL), which a store with a ttl "
+                    "needs to refresh it only on a list; nothing was written. With "
+                    f"fakeredis, install fakeredis[lua]: {text}"
+                )
+            if text.startswith(("MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT")):
+                return SessionConfigError(_CLUSTER_UNSUPPORTED + f"server: {self.url}.")
             return SessionBackendError(f"{where} refused the command: {text}")
         return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
 
@@ -393,8 +434,15 @@ class RedisSession(BaseSession[RedisStore]):
 
     ``RedisSession("user_123", "redis://localhost:6379/0")`` opens its own store (closed
     with the session); ``store.session("user_123")`` borrows a shared one. Keyword
-    arguments ``key_prefix``, ``ttl``, ``connect_timeout`` and ``socket_timeout`` are
-    those of :class:`RedisStore`.
+    arguments ``key_prefix``, ``ttl``, ``connect_timeout``, ``socket_timeout`` and
+    ``redis_kwargs`` are those of :class:`RedisStore`.
+
+    The Agents SDK's forms work as is: ``RedisSession(session_id, redis_client=client,
+    key_prefix=..., ttl=...)`` uses your client (never closed by us: it stays usable
+    after ``close()``), ``RedisSession.from_url(session_id, url=..., redis_kwargs=...)``
+    opens a store of its own, and ``await session.ping()``. In these two forms a
+    ``key_prefix`` without the final ``:`` is taken the SDK's way, as if it had one
+    (``"tenant_abc:sessions"`` keeps sessions under ``tenant_abc:sessions:<id>``).
     """
 
     def __init__(
@@ -403,21 +451,36 @@ class RedisSession(BaseSession[RedisStore]):
         url: str | None = None,
         *,
         store: RedisStore | None = None,
+        redis_client: aioredis.Redis | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
+        redis_kwargs: Mapping[str, Any] | None = None,
         session_settings: SessionSettings | None = None,
     ) -> None:
+        if redis_client is not None:
+            if isinstance(redis_client, RedisCluster):
+                raise SessionConfigError(_CLUSTER_UNSUPPORTED + "client.")
+            if not isinstance(redis_client, aioredis.Redis):
+                raise TypeError(
+                    f"redis_client must be a redis.asyncio.Redis, got {type(redis_client).__name__}"
+                )
+            if url is not None or store is not None:
+                raise SessionConfigError("pass one of url, store= or redis_client=, not several")
+            key_prefix = _sdk_key_prefix(key_prefix)
+
         def own_store() -> tuple[RedisStore, Release]:
-            if url is None:
-                raise SessionConfigError("RedisSession needs a url or a store")
+            if url is None and redis_client is None:
+                raise SessionConfigError("RedisSession needs a url, a store or a redis_client")
             opened = RedisStore(
                 url,
+                client=redis_client,
                 key_prefix=key_prefix,
                 ttl=ttl,
                 connect_timeout=connect_timeout,
                 socket_timeout=socket_timeout,
+                redis_kwargs=redis_kwargs,
             )
             return opened, opened.close
 
@@ -428,12 +491,91 @@ class RedisSession(BaseSession[RedisStore]):
                 ttl=ttl is not None,
                 connect_timeout=connect_timeout != DEFAULT_CONNECT_TIMEOUT,
                 socket_timeout=socket_timeout != DEFAULT_SOCKET_TIMEOUT,
+                redis_kwargs=redis_kwargs is not None,
             )
         super().__init__(
             session_id,
             store=store if store is not None else own_store,
             session_settings=session_settings,
         )
+
+    @classmethod
+    def from_url(
+        cls,
+        session_id: str,
+        *,
+        url: str,
+        redis_kwargs: Mapping[str, Any] | None = None,
+        session_settings: SessionSettings | None = None,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        ttl: float | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
+    ) -> Self:
+        """The Agents SDK's constructor: a session with a store of its own on ``url``
+        (closed with the session); ``redis_kwargs`` go to ``redis.asyncio``'s
+        ``from_url``. Connects at the first call, not here."""
+        return cls(
+            session_id,
+            url,
+            key_prefix=_sdk_key_prefix(key_prefix),
+            ttl=ttl,
+            connect_timeout=connect_timeout,
+            socket_timeout=socket_timeout,
+            redis_kwargs=redis_kwargs,
+            session_settings=session_settings,
+        )
+
+    async def ping(self) -> bool:
+        """Whether the server answers (``False`` when it cannot be reached), as the Agents
+        SDK's ``ping``; ``SessionClosedError`` once the session is closed."""
+        self._check_open()
+        return await self.store.ping()
+
+
+def _client_from_url(
+    url: str, connect_timeout: float, socket_timeout: float, redis_kwargs: Mapping[str, Any]
+) -> aioredis.Redis:
+    """A client of the store's own: no retries (a retried RPUSH whose reply was lost would
+    duplicate items) and the store's timeouts, under the caller's ``redis_kwargs``."""
+    options: dict[str, Any] = {
+        "retry": Retry(NoBackoff(), 0),
+        "socket_connect_timeout": connect_timeout,
+        "socket_timeout": socket_timeout,
+    }
+    options.update(redis_kwargs)
+    return aioredis.Redis.from_url(url, **options)
+
+
+def _check_redis_kwargs(url: str | None, redis_kwargs: object) -> dict[str, Any]:
+    """``redis_kwargs`` as a dict, once a client and a connection (unconnected) were made
+    with them, so that a keyword the client does not take fails here, not at first use."""
+    if redis_kwargs is None:
+        return {}
+    if not isinstance(redis_kwargs, Mapping) or not all(
+        isinstance(key, str) for key in redis_kwargs
+    ):
+        raise TypeError(
+            f"redis_kwargs must be a dict of keyword arguments, got {type(redis_kwargs).__name__}"
+        )
+    options = dict(redis_kwargs)
+    assert url is not None
+    try:
+        probe = _client_from_url(url, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SOCKET_TIMEOUT, options)
+        probe.connection_pool.make_connection()  # type: ignore[no-untyped-call]  # no socket
+    except (TypeError, ValueError) as exc:
+        raise SessionConfigError(
+            f"redis_kwargs {sorted(options)} are not all accepted by redis.asyncio: {exc}"
+        ) from None
+    return options
+
+
+def _sdk_key_prefix(key_prefix: object) -> str:
+    """A key prefix given the Agents SDK's way: the SDK joins prefix and id with ``:``, so
+    ``"agents:session"`` means our ``"agents:session:"``; one ending with ``:`` is kept."""
+    if isinstance(key_prefix, str) and key_prefix and not key_prefix.endswith(":"):
+        return key_prefix + ":"
+    return _check_key_prefix(key_prefix)
 
 
 _DB_PATH = re.compile(r"/?(\d*)/?")

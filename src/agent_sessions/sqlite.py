@@ -83,8 +83,13 @@ DEFAULT_TABLE_PREFIX: Final = "agent_sessions_"
 
 MEMORY: Final = ":memory:"
 
+SDK_SESSIONS_TABLE: Final = "agent_sessions"
+SDK_MESSAGES_TABLE: Final = "agent_messages"
+"""The Agents SDK's default table names (its ``SQLiteSession``'s third and fourth argument)."""
+
 _T = TypeVar("_T")
 _TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
@@ -132,7 +137,7 @@ class SQLiteStore(BaseStore):
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
             raise TypeError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
         if busy_timeout < 0:
-            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
+            raise SessionConfigError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
         self.busy_timeout = float(busy_timeout)
         self._sql = _Statements(self.table_prefix)
         self._connections: _Connections = (
@@ -411,23 +416,43 @@ class SQLiteSession(BaseSession[SQLiteStore]):
     you manage (then ``db_path``, ``durable`` and ``table_prefix`` come from the store, and
     closing the session leaves the store open). Closing the last session of a shared
     file store closes that store.
+
+    The Agents SDK's signature works as is: ``SQLiteSession(session_id, db_path,
+    sessions_table, messages_table, session_settings)``, positionally or by keyword, and
+    ``db_path`` is what was given. The SDK's table names select the SDK's own layout,
+    which this version does not read in place: other names than the SDK's defaults are
+    accepted in memory (a private database nobody else sees, so any names are honoured)
+    and refused with ``SessionConfigError`` on a file (``table_prefix`` names our tables;
+    ``agent-sessions migrate-sdk`` copies the SDK's).
     """
 
     def __init__(
         self,
         session_id: str,
         db_path: str | os.PathLike[str] = MEMORY,
-        *,
+        sessions_table: str = SDK_SESSIONS_TABLE,
+        messages_table: str = SDK_MESSAGES_TABLE,
         session_settings: SessionSettings | None = None,
+        *,
         durable: bool = False,
         store: SQLiteStore | None = None,
         table_prefix: str = DEFAULT_TABLE_PREFIX,
     ) -> None:
+        custom_tables = _custom_sdk_tables(sessions_table, messages_table)
         if store is not None:
             self.refuse_options_with_store(
                 db_path=os.fspath(db_path) != MEMORY,
                 durable=durable,
                 table_prefix=table_prefix != DEFAULT_TABLE_PREFIX,
+                **dict.fromkeys(custom_tables, True),
+            )
+        elif custom_tables and _resolve_db_path(db_path) != MEMORY:
+            raise SessionConfigError(
+                f"{', '.join(custom_tables)} given for the SQLite file {os.fspath(db_path)}: "
+                "the Agents SDK's table names select its own table layout, which this "
+                "version does not read in place, so its history would look empty. Use "
+                "table_prefix= to name this library's tables, or copy the SDK's tables "
+                "with `agent-sessions migrate-sdk` (--sessions-table, --messages-table)"
             )
         own_store = partial(_open_store, db_path, durable, table_prefix)
         super().__init__(
@@ -435,6 +460,27 @@ class SQLiteSession(BaseSession[SQLiteStore]):
             store=store if store is not None else own_store,
             session_settings=session_settings,
         )
+        self.db_path: str | os.PathLike[str] = db_path if store is None else store.db_path
+
+
+def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[str]:
+    """The names of the SDK's table arguments given other values than the SDK's defaults,
+    after checking both are SQL identifiers."""
+    custom = []
+    for name, value, default in (
+        ("sessions_table", sessions_table, SDK_SESSIONS_TABLE),
+        ("messages_table", messages_table, SDK_MESSAGES_TABLE),
+    ):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        if not _TABLE_NAME.fullmatch(value) or value.lower().startswith("sqlite_"):
+            raise SessionConfigError(
+                f"{name} must be an SQL identifier (a letter or '_', then letters, digits "
+                f"or '_', at most 64 characters, not starting with 'sqlite_'), got {value!r}"
+            )
+        if value != default:
+            custom.append(name)
+    return custom
 
 
 def _open_store(
@@ -808,7 +854,7 @@ def _resolve_db_path(db_path: str | os.PathLike[str]) -> str:
     if path == MEMORY:
         return MEMORY
     if not path:
-        raise ValueError("db_path must be ':memory:' or a file path, got ''")
+        raise SessionConfigError("db_path must be ':memory:' or a file path, got ''")
     return os.path.realpath(path)
 
 
