@@ -466,6 +466,8 @@ class SQLiteSession(BaseSession[SQLiteStore]):
 def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[str]:
     """The names of the SDK's table arguments given other values than the SDK's defaults,
     after checking both are SQL identifiers."""
+    if sessions_table == SDK_SESSIONS_TABLE and messages_table == SDK_MESSAGES_TABLE:
+        return []  # the common case, checked first: sessions are cheap handles
     custom = []
     for name, value, default in (
         ("sessions_table", sessions_table, SDK_SESSIONS_TABLE),
