@@ -236,6 +236,7 @@ def _report(
             rules=rules,
         )
     )
+    not_written = [result for result in results if result.not_written is not None]
     if arguments.format == "text":
         fixed = sum(result.fixed for result in results)
         out.write(
@@ -243,14 +244,23 @@ def _report(
                 [item.finding for item in located], fixed, fixing, fixing and arguments.diff, unsafe
             )
         )
+        if not_written:
+            count = f"{len(not_written)} file" + ("" if len(not_written) == 1 else "s")
+            out.write(f"{count} changed while fixing: not written, fix again.\n")
     for result in results:
         if result.refused is not None:
             print(f"{_shown(result)}: fix withheld: {result.refused}", file=sys.stderr)
+        if result.not_written is not None:
+            print(f"{_shown(result)}: not written: {result.not_written}", file=sys.stderr)
+        if result.note is not None:
+            print(f"{_shown(result)}: {result.note}", file=sys.stderr)
         if result.write_error is not None:
             print(f"{_shown(result)}: {result.write_error}", file=sys.stderr)
     if any(result.write_error is not None for result in results):
         return EXIT_ERROR
     would_change = fixing and arguments.diff and any(result.diff for result in results)
+    if not_written:
+        return EXIT_FINDINGS  # even with --exit-zero: the fix was not made
     if (located or would_change) and not arguments.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from lint_rules.analysis.declarations import Declarations
 
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 FileLister = Callable[[Path], Sequence[Path]]
 """The Python files of the project under a root (the engine's discovery)."""
+
+T = TypeVar("T")
 
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 
@@ -61,6 +63,7 @@ class Project:
         """How many times findings consulted other files of the project (``note_read``)."""
         self._index: ProjectIndex | None = None
         self._names: ProjectNames | None = None
+        self._shared: dict[object, object] = {}
 
     def note_read(self) -> None:
         """Record that the file being checked had its findings decided by other files of
@@ -91,6 +94,13 @@ class Project:
 
             self._names = ProjectNames(self)
         return self._names
+
+    def shared(self, key: object, build: Callable[[], T]) -> T:
+        """What ``build`` returns, built once per ``Project`` for ``key`` (a rule's view
+        of the whole project, e.g. the reference engine's verdicts on rename targets)."""
+        if key not in self._shared:
+            self._shared[key] = build()
+        return self._shared[key]  # type: ignore[return-value]
 
     def stamp(self) -> str:
         """A digest of the project's Python files as they stand (path, size, modification

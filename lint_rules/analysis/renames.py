@@ -35,6 +35,16 @@ class Renames:
         return name in self.bare or name in self.targets
 
 
+WITHHELD = re.compile(r"^`(?P<key>[^`]+)` was renamed to `[^`]+`; .*\brename withheld: ")
+"""How an LR001 finding says its qualified target's rename is withheld (the summary
+names those targets)."""
+
+
+def withheld_note(why: str) -> str:
+    """The words that end a finding whose target's rename is withheld (see ``WITHHELD``)."""
+    return f"rename withheld: {why}"
+
+
 def parse_renames(table: object) -> Renames:
     """Validate a ``renames`` table; ``ConfigError`` names the entry that is wrong."""
     if not isinstance(table, dict):

@@ -19,10 +19,12 @@ What a caller may rely on:
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import threading
@@ -75,6 +77,20 @@ def ty_command() -> list[str]:
             'the reference engine `ty` is not installed: pip install "agent-sessions[lint]"'
         )
     return [binary, "server"]
+
+
+ENGINE_VARIABLE = "LINT_RULES_REFERENCE_ENGINE"
+"""An environment variable holding the command that starts the reference engine instead
+of ``ty server`` (split like a shell would): another build of ty, or a test's stand-in."""
+
+
+def reference_command() -> list[str] | None:
+    """The engine's command from ``LINT_RULES_REFERENCE_ENGINE``; ``None``: ``ty server``
+    (looked up only when the engine starts, see ``ty_command``)."""
+    import shlex
+
+    configured = os.environ.get(ENGINE_VARIABLE, "").strip()
+    return shlex.split(configured) if configured else None
 
 
 class LanguageServer:
@@ -359,8 +375,9 @@ class Occurrence:
 
     ``kind``: ``definition``, ``parameter``, ``name``, ``attribute``, ``keyword``,
     ``import``, ``__all__`` (an entry of ``__all__``), ``getattr`` (the string of a
-    ``getattr``/``hasattr``/``setattr``/``delattr`` call) or ``options`` (a key read
-    from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``).
+    ``getattr``/``hasattr``/``setattr``/``delattr`` call), ``options`` (a key read
+    from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``) or
+    ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``).
     """
 
     path: Path
@@ -373,7 +390,7 @@ class Occurrence:
     imports); a call's result, a literal or a local object is never one."""
 
 
-_STRING_KINDS = frozenset({"__all__", "getattr", "options"})
+_STRING_KINDS = frozenset({"__all__", "getattr", "options", "format"})
 _GETATTR = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _DICT_READS = frozenset({"get", "pop", "setdefault"})
 
@@ -464,6 +481,17 @@ def occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
                 and _string(node.args[0]) == spelling
             ):
                 add(at(node.args[0].lineno, node.args[0].col_offset + 1), "options")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if f".{spelling}" in node.value and _format_field(spelling).search(node.value):
+                line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
+                start = (
+                    len(line.encode()[: node.col_offset].decode())
+                    if not line.isascii()
+                    else node.col_offset
+                )
+                match = re.compile(rf"\.{re.escape(spelling)}\b").search(line, start)
+                if match is not None:
+                    add(Position(node.lineno, match.start() + 1), "format")
         elif (
             isinstance(node, ast.Subscript)
             and isinstance(node.value, ast.Name)
@@ -472,6 +500,11 @@ def occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
         ):
             add(at(node.slice.lineno, node.slice.col_offset + 1), "options")
     return sorted(found)
+
+
+def _format_field(spelling: str) -> re.Pattern[str]:
+    """A ``str.format`` replacement field that reads the attribute: ``{self.old!r}``."""
+    return re.compile(rf"(?<!{{){{[\w.\[\]]*\.{re.escape(spelling)}\b[^{{}}]*}}")
 
 
 def _word(line: str, word: str, start: int) -> int:
@@ -618,14 +651,19 @@ class Classifier:
         spelling: str,
         *,
         module_attribute: bool = False,
+        keyword: bool = False,
     ) -> None:
         self.server = server
         self.member = member
         self.module_attribute = module_attribute
+        self.keyword = keyword
         self.spelling = spelling
         self._target: tuple[Path, Position] | None = None
         self._references: set[tuple[Path, Position]] = set()
         self._target_class: tuple[Path, int] | None = None
+        self._target_function: tuple[Path, int] | None = None
+        self._constructor = False
+        """Whether the target is a parameter of a class's ``__init__``."""
         self._inherits: dict[tuple[Path, int], bool] = {}
         if definition is not None:
             path = definition.path.resolve()
@@ -635,6 +673,10 @@ class Classifier:
                 for location in server.references(path, definition.start)
             }
             self._target_class = _enclosing_class(path, definition.start.line)
+            self._target_function = _enclosing_function(path, definition.start.line)
+            if self._target_function is not None:
+                function = _function_at(*self._target_function)
+                self._constructor = function is not None and function.name == "__init__"
 
     def classify(self, found: Sequence[Occurrence]) -> list[Occurrence]:
         decided = [self._decide(occurrence) for occurrence in found]
@@ -662,6 +704,18 @@ class Classifier:
             return _with(occurrence, TARGET)
         if not answers and self.module_attribute and not occurrence.on_import:
             return _with(occurrence, OTHER)  # a module's attribute is reached through it
+        if not answers and occurrence.kind == "keyword":
+            if self._forwarded(path, occurrence):
+                return _with(occurrence, TARGET)  # a subclass's `__init__` hands it on
+            found = _keyword_call(path, occurrence.start, self.spelling)
+            if found is not None and _on_a_string(found[0]):
+                return _with(occurrence, OTHER)  # `"{x}".format(x=...)`: `str.format`'s
+            if found is not None and found[1].line:
+                forwarder = self._forwarder(path, found[1])
+                if forwarder is not None:
+                    return _with(occurrence, UNKNOWN, forwarder)
+        if not answers and occurrence.kind == "attribute" and self._elsewhere(path, occurrence):
+            return _with(occurrence, OTHER)  # e.g. `urllib.parse` for a module's `parse`
         if not answers:
             reason = _UNRESOLVED[occurrence.kind] if self._target else _STALE
             return _with(occurrence, UNKNOWN, reason)
@@ -677,6 +731,109 @@ class Classifier:
         if occurrence.kind == "keyword" and inside and not spelt:
             return _with(occurrence, UNKNOWN, "the engine leads to the callee, not to a parameter")
         return _with(occurrence, OTHER)
+
+    def _forwarded(self, path: Path, occurrence: Occurrence) -> bool:
+        """Whether a keyword of a constructor call provably reaches the target parameter:
+        the called class inherits the target's class through single bases only, and every
+        ``__init__`` on the way takes no parameter of that name and hands its ``**kwargs``
+        to ``super().__init__`` untouched (no ``kwargs.get``, ``kwargs["old"]``, ...)."""
+        if not (self.keyword and self._target is not None):
+            return False
+        found = _keyword_call(path, occurrence.start, self.spelling)
+        if found is None or found[1].line == 0:
+            return False
+        return self._reaches((path, found[1]), 0)
+
+    def _forwarder(self, path: Path, callee: Position) -> str | None:
+        """The reason for a keyword passed to a function or class of the project that takes
+        ``**kwargs`` (where it goes was not proven), or ``None``."""
+        for answer in self.server.definition(path, callee):
+            if not _inside(answer.path, self.server.root):
+                continue
+            function = _function_at(answer.path, answer.start.line)
+            if function is None:
+                node = next(
+                    (n for n in _class_nodes(answer.path) if n.lineno == answer.start.line), None
+                )
+                init = next(
+                    (
+                        n
+                        for n in (node.body if node is not None else ())
+                        if isinstance(n, ast.FunctionDef) and n.name == "__init__"
+                    ),
+                    None,
+                )
+                function = init
+            if function is not None and function.args.kwarg is not None:
+                name = (
+                    function.name if function.name != "__init__" else f"{_class_init_name(answer)}"
+                )
+                return (
+                    f"forwarded through `**{function.args.kwarg.arg}` of `{name}`, which may "
+                    "read, change or drop it"
+                )
+        return None
+
+    def _reaches(self, callee: tuple[Path, Position], depth: int) -> bool:
+        """Whether a call of ``callee`` hands a keyword to the target: the callee is the
+        target's function, a class whose construction does (``_forwards``), or a function
+        of the project that passes its ``**kwargs`` on to one that does."""
+        if depth > _MAX_BASES_DEPTH:
+            return False
+        answers = [a for a in self.server.definition(*callee) if _inside(a.path, self.server.root)]
+        if not answers:
+            return False
+        for answer in answers:
+            where = (answer.path, answer.start.line)
+            if where == self._target_function:
+                continue
+            if any(n.lineno == where[1] for n in _class_nodes(where[0])):
+                if not (self._target_class and self._constructor):
+                    return False
+                if not self._forwards(where, 0):
+                    return False
+                continue
+            function = _function_at(*where)
+            handed = _kwargs_handed_on(function, self.spelling) if function else None
+            if not handed:
+                return False
+            for call in handed:
+                name = _called_name(call)
+                if name is None or not self._reaches((where[0], name), depth + 1):
+                    return False
+        return True
+
+    def _elsewhere(self, path: Path, occurrence: Occurrence) -> bool:
+        """For a module's attribute: whether the attribute is read on a module of another
+        project (``urllib.parse``): its receiver's first name resolves outside the root."""
+        if not (self.module_attribute and occurrence.on_import):
+            return False
+        receiver = _receiver_root(path, occurrence.start, self.spelling)
+        if receiver is None:
+            return False
+        answers = self.server.definition(path, receiver)
+        return bool(answers) and not any(_inside(a.path, self.server.root) for a in answers)
+
+    def _forwards(self, owner: tuple[Path, int], depth: int) -> bool:
+        if owner == self._target_class:
+            return True
+        node = next((n for n in _class_nodes(owner[0]) if n.lineno == owner[1]), None)
+        if node is None or len(node.bases) != 1 or depth > _MAX_BASES_DEPTH:
+            return False
+        init = next(
+            (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
+            None,
+        )
+        if init is not None:
+            handed = _kwargs_handed_on(init, self.spelling)
+            if handed is None or not all(map(_super_init, handed)):
+                return False
+        return any(
+            self._forwards((answer.path, answer.start.line), depth + 1)
+            for base in _bases(*owner)
+            for answer in self.server.definition(owner[0], base)
+            if _inside(answer.path, self.server.root)
+        )
 
     def _subclass_attribute(self, answer: Location) -> bool:
         """Whether ``answer`` is an attribute of a class that inherits the target's class:
@@ -712,6 +869,8 @@ _UNRESOLVED = {
     "import": "the engine cannot resolve this import",
     "getattr": "a string naming an attribute: the receiver's type is not known",
     "options": "read from a `**kwargs` dictionary: no engine follows forwarded keywords",
+    "format": "an attribute read in a format string's replacement field: its receiver's type"
+    " is not known",
 }
 
 
@@ -719,6 +878,171 @@ def _with(occurrence: Occurrence, verdict: str, reason: str = "") -> Occurrence:
     from dataclasses import replace
 
     return replace(occurrence, verdict=verdict, reason=reason)
+
+
+def _keyword_call(path: Path, at: Position, spelling: str) -> tuple[ast.Call, Position] | None:
+    """The call that passes the keyword ``spelling`` at ``at``, and where its called name
+    is spelt (a name, or an attribute's last part; ``Position(0, 0)`` for another callee)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    lines = text.splitlines(keepends=True)
+
+    def column(line: int, byte_column: int) -> int:
+        source = lines[line - 1] if 0 < line <= len(lines) else ""
+        return byte_column if source.isascii() else len(source.encode()[:byte_column].decode())
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg != spelling or keyword.lineno != at.line:
+                continue
+            if column(keyword.lineno, keyword.col_offset) != at.column:
+                continue
+            function = node.func
+            if isinstance(function, ast.Name):
+                return node, Position(function.lineno, column(function.lineno, function.col_offset))
+            if isinstance(function, ast.Attribute) and function.end_col_offset is not None:
+                line = function.end_lineno or function.lineno
+                end = column(line, function.end_col_offset)
+                return node, Position(line, end - len(function.attr))
+            return node, Position(0, 0)
+    return None
+
+
+def _receiver_root(path: Path, at: Position, spelling: str) -> Position | None:
+    """Where the first name of the receiver of the attribute ``spelling`` at ``at`` is
+    (``urllib`` in ``urllib.parse.quote``), or ``None`` when it is not a dotted name."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    lines = text.splitlines(keepends=True)
+
+    def column(line: int, byte_column: int) -> int:
+        source = lines[line - 1] if 0 < line <= len(lines) else ""
+        return byte_column if source.isascii() else len(source.encode()[:byte_column].decode())
+
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == spelling):
+            continue
+        line = node.end_lineno or node.lineno
+        if line != at.line or node.end_col_offset is None:
+            continue
+        if column(line, node.end_col_offset) - len(spelling) != at.column:
+            continue
+        receiver = node.value
+        while isinstance(receiver, ast.Attribute):
+            receiver = receiver.value
+        if isinstance(receiver, ast.Name):
+            return Position(receiver.lineno, column(receiver.lineno, receiver.col_offset))
+        return None
+    return None
+
+
+def _on_a_string(call: ast.Call) -> bool:
+    """Whether the call is a method of a string literal (``"{x}".format(x=1)``): ``str``'s
+    own methods, which forward no keyword to the project's code."""
+    function = call.func
+    if not isinstance(function, ast.Attribute):
+        return False
+    receiver = function.value
+    return isinstance(receiver, ast.JoinedStr) or (
+        isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)
+    )
+
+
+def _kwargs_handed_on(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, spelling: str
+) -> list[ast.Call] | None:
+    """The calls a function hands its ``**kwargs`` to untouched (``f(..., **kwargs)``), when
+    that is provably all it does with the key ``spelling``: it has no parameter of that
+    name, and its other uses of the dictionary read or set other keys only
+    (``kwargs.setdefault("conditional", True)``); ``None`` otherwise."""
+    arguments = function.args
+    if arguments.kwarg is None:
+        return None
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    if any(argument.arg == spelling for argument in every):
+        return None
+    name = arguments.kwarg.arg
+    allowed: set[int] = set()
+    handed: list[ast.Call] = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg is None and isinstance(value, ast.Name) and value.id == name:
+                    if any(k.arg == spelling for k in node.keywords):
+                        return None
+                    allowed.add(id(value))
+                    handed.append(node)
+            method = node.func
+            if (
+                isinstance(method, ast.Attribute)
+                and isinstance(method.value, ast.Name)
+                and method.value.id == name
+                and method.attr in _KEYED_METHODS
+                and node.args
+                and _string(node.args[0]) not in (None, spelling)
+            ):
+                allowed.add(id(method.value))
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+            and _string(node.slice) not in (None, spelling)
+        ):
+            allowed.add(id(node.value))
+    uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name]
+    if not handed or any(id(use) not in allowed for use in uses):
+        return None
+    return handed
+
+
+_KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
+
+
+def _super_init(call: ast.Call) -> bool:
+    """Whether the call is ``super().__init__(...)``."""
+    function = call.func
+    return (
+        isinstance(function, ast.Attribute)
+        and function.attr == "__init__"
+        and isinstance(function.value, ast.Call)
+        and isinstance(function.value.func, ast.Name)
+        and function.value.func.id == "super"
+    )
+
+
+def _called_name(call: ast.Call) -> Position | None:
+    """Where a call's callee is named (ASCII lines: ``ast``'s columns are characters)."""
+    function = call.func
+    if isinstance(function, ast.Name):
+        return Position(function.lineno, function.col_offset)
+    if isinstance(function, ast.Attribute) and function.end_col_offset is not None:
+        line = function.end_lineno or function.lineno
+        return Position(line, function.end_col_offset - len(function.attr))
+    return None
+
+
+def _function_at(path: Path, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    return next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line
+        ),
+        None,
+    )
 
 
 def _identifier_at(line: str, column: int) -> str:
@@ -745,6 +1069,27 @@ def _enclosing_class(path: Path, line: int) -> tuple[Path, int] | None:
         end = node.end_lineno or node.lineno
         if node.lineno <= line <= end and (best is None or node.lineno > best):
             best = node.lineno
+    return None if best is None else (path, best)
+
+
+def _class_init_name(answer: Location) -> str:
+    """The class named at ``answer``'s line, with ``.__init__`` (for messages)."""
+    node = next((n for n in _class_nodes(answer.path) if n.lineno == answer.start.line), None)
+    return f"{node.name}.__init__" if node is not None else "__init__"
+
+
+def _enclosing_function(path: Path, line: int) -> tuple[Path, int] | None:
+    """``(path, line of its ``def``)`` of the innermost function around ``line``."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and (best is None or node.lineno > best):
+                best = node.lineno
     return None if best is None else (path, best)
 
 
@@ -781,11 +1126,14 @@ def classify(
     member: bool,
     *,
     module_attribute: bool = False,
+    keyword: bool = False,
 ) -> list[Occurrence]:
     """Every occurrence of ``spelling`` in ``files``, each the target's, another thing's or
     unknown (with its reason); files without the spelling are not parsed."""
     found = occurrences_in(files, {spelling})[spelling]
-    classifier = Classifier(server, definition, member, spelling, module_attribute=module_attribute)
+    classifier = Classifier(
+        server, definition, member, spelling, module_attribute=module_attribute, keyword=keyword
+    )
     return classifier.classify(found)
 
 
@@ -870,9 +1218,33 @@ def plan(
                 target.member,
                 target.old,
                 module_attribute=not target.owner,
+                keyword=target.keyword,
             )
-            result.occurrences[target] = classifier.classify(found[target.old])
+            decided = classifier.classify(found[target.old])
+            if definition is None:
+                why = _missing_reason(target)
+                decided = [_with(o, o.verdict, why) if o.reason == _STALE else o for o in decided]
+            result.occurrences[target] = decided
     return result
+
+
+def _missing_reason(target: RenameTarget) -> str:
+    """Why an occurrence of a target that its module does not define is unknown."""
+    owner = target.owner.split(".")[0] if target.owner else ""
+    if target.keyword and owner:
+        try:
+            tree = ast.parse(target.module.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            return _STALE
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == owner:
+                if node.args.kwarg is not None:
+                    return (
+                        f"`{owner}` has no parameter `{target.old}`: it takes "
+                        f"`**{node.args.kwarg.arg}`, which no engine follows"
+                    )
+                return f"`{owner}` has no parameter `{target.old}`, and this does not resolve"
+    return _STALE
 
 
 class RenameError(ValueError):

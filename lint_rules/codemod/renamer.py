@@ -1,6 +1,7 @@
 """Renames that stay inside one file, which LR004 fixes misspelt names with.
 
-``rename_refusal`` says why a rename may change what a file means; ``rename_test`` renames
+``rename_refusal`` says why a rename may change what a file means (``shadowing``: why the
+new name would hide a builtin or a name a star import binds); ``rename_test`` renames
 a test function pytest collects (no caller names it) with the stdlib ``ast`` alone;
 ``scope_renamer.ScopeRenamer`` renames a private name with every reference in its
 scope, on libcst's scope analysis.
@@ -9,6 +10,7 @@ scope, on libcst's scope analysis.
 from __future__ import annotations
 
 import ast
+import builtins
 import keyword
 import re
 from collections.abc import Collection, Sequence
@@ -34,6 +36,27 @@ def rename_refusal(old: str, new: str, names: Collection[str], strings: Sequence
     return ""
 
 
+_BUILTINS = frozenset(dir(builtins))
+
+
+def shadowing(new: str, file: FileContext) -> str:
+    """Why ``new`` would hide a name already in scope that the file does not spell (a
+    builtin, a name one of its star imports binds), or ``""``. Names the file spells (a
+    local, a parameter, a module-level name, a class attribute) are ``rename_refusal``'s."""
+    if new in _BUILTINS:
+        return f"`{new}` is a builtin, which the new name would shadow"
+    from lint_rules.analysis.star_imports import star_import_names
+
+    stars = star_import_names(file)
+    module = stars.names.get(new)
+    if module is not None:
+        return f"`{new}` is bound by `from {module} import *`, which the new name would shadow"
+    if stars.unknown:
+        modules = ", ".join(f"`from {module} import *`" for module in stars.unknown)
+        return f"cannot tell whether {modules} binds `{new}` (its source cannot be read)"
+    return ""
+
+
 def rename_test(
     file: FileContext,
     names: set[str],
@@ -52,7 +75,7 @@ def rename_test(
     """
     function, owner = test
     old = function.name
-    refusal = rename_refusal(old, new, names, strings)
+    refusal = rename_refusal(old, new, names, strings) or shadowing(new, file)
     if refusal:
         return [], refusal
     inside = file.node_range(owner) if owner is not None else None

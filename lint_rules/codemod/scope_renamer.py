@@ -21,7 +21,7 @@ from libcst.metadata import (
     Scope,
 )
 
-from lint_rules.codemod.renamer import rename_refusal
+from lint_rules.codemod.renamer import rename_refusal, shadowing
 from lint_rules.codemod.scopes import FileScopes
 from lint_rules.rule import Edit, is_private
 
@@ -141,7 +141,7 @@ class ScopeRenamer:
         Returns no edits and the reason when the rename is refused.
         """
         names = {candidate.value for candidate in self.names.values()}
-        refusal = rename_refusal(old, new, names, self.string_values)
+        refusal = rename_refusal(old, new, names, self.string_values) or shadowing(new, self.file)
         if refusal:
             return [], refusal
         targets: list[libcst.Name] = []

@@ -1,7 +1,8 @@
 """Fixes: applying them to a text to a fixed point, checking the result, writing it.
 
 ``fix_text`` is what ``fix`` runs on each file; ``apply_fixes`` applies one
-pass of non-overlapping fixes; ``write_atomic`` replaces a file's content;
+pass of non-overlapping fixes; ``write_fixed`` replaces a fixed file's content
+only if it is still what was read (``write_atomic`` replaces any file's);
 ``unified_diff`` shows a change.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -44,6 +45,7 @@ def fix_text(
     blocked = blocked or {}
     findings, _ = checker.check(path, text, ignored)
     current, applied = text, 0
+    replaced: set[str] = set()
     for _ in range(MAX_FIX_PASSES):
         fixes = [
             finding.fix
@@ -54,7 +56,7 @@ def fix_text(
         ]
         if not fixes:
             break
-        current, count = apply_fixes(current, fixes)
+        current, count = apply_fixes(current, fixes, replaced)
         applied += count
         findings, _ = checker.check(path, current, ignored)
     findings = [_withheld_if_blocked(finding, current, blocked) for finding in findings]
@@ -64,7 +66,7 @@ def fix_text(
     if reason is None and not _encodable(current, encoding):
         reason = f"the result cannot be encoded as {encoding}"
     if reason is None:
-        return FixOutcome(current, applied, findings)
+        return FixOutcome(current, applied, findings, replaced=frozenset(replaced - {""}))
     original, _ = checker.check(path, text, ignored)
     withheld = [
         withhold(finding, reason)
@@ -271,12 +273,15 @@ def _resolutions(text: str) -> dict[tuple[int, int], _Resolution]:
     return found
 
 
-def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
+def apply_fixes(
+    text: str, fixes: Iterable[Fix], replaced: set[str] | None = None
+) -> tuple[str, int]:
     """Apply every fix that overlaps no earlier-starting accepted fix.
 
     Fixes are taken in order of their first edit; a fix is applied whole or not
     at all. Returns the new text and how many fixes were applied; the skipped
-    ones are found again on the next pass.
+    ones are found again on the next pass. The texts the applied edits replace
+    are added to ``replaced`` (what ``blocked`` would name to withhold them).
     """
     accepted: list[Edit] = []
     applied = 0
@@ -285,6 +290,8 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
             continue
         accepted.extend(fix.edits)
         applied += 1
+    if replaced is not None:
+        replaced.update(text[edit.start : edit.end] for edit in accepted)
     for edit in sorted(accepted, key=lambda edit: edit.start, reverse=True):
         text = text[: edit.start] + edit.replacement + text[edit.end :]
     return text, applied
@@ -296,12 +303,17 @@ def _overlap(first: Edit, second: Edit) -> bool:
     return first.start < second.end and second.start < first.end
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(
+    path: Path, data: bytes, expected: bytes | None = None, named: Path | None = None
+) -> None:
     """Replace ``path``'s content with ``data``: readers see the old or the new file.
 
     The data goes to a temporary file beside ``path`` (same file system),
-    flushed to disk, given ``path``'s mode bits, then renamed over it. On any
-    error the temporary file is removed and ``path`` is untouched.
+    flushed to disk, given ``path``'s mode bits, then renamed over it. With
+    ``expected``, ``path`` is compared with it right before the rename, and
+    ``ChangedWhileFixing`` raised if it differs (``named``: the name the
+    user gave, a symlink to ``path``). On any error the temporary file is
+    removed and ``path`` is untouched.
     """
     import tempfile  # not needed by a run that writes nothing
 
@@ -316,10 +328,70 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.fsync(stream.fileno())
         if mode is not None:
             os.chmod(temporary, mode)
+        if expected is not None:
+            if between_read_and_write is not None:
+                between_read_and_write(named or path)
+            if path.read_bytes() != expected:
+                raise ChangedWhileFixing(f"{named or path} changed while fixing")
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+class ChangedWhileFixing(Exception):
+    """The file no longer holds the bytes its fix was made from: it was not written."""
+
+
+between_read_and_write: Callable[[Path], None] | None = None
+"""Called with a fixed file's path just before each comparison with what was read
+(``still_holds`` before any file is written, ``write_fixed`` right before the replace):
+tests edit the file here to play a concurrent writer deterministically."""
+
+
+def still_holds(path: Path, data: bytes) -> bool:
+    """Whether the file at ``path`` still holds ``data`` (an unreadable one does not)."""
+    if between_read_and_write is not None:
+        between_read_and_write(path)
+    try:
+        return path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def write_fixed(path: Path, expected: bytes, data: bytes) -> str | None:
+    """Replace the file at ``path`` with ``data`` if it still holds ``expected``, byte for byte.
+
+    The comparison is made right before the replacement; a file that differs raises
+    ``ChangedWhileFixing`` and is left as it is. A symlink is written through: its
+    target's content is replaced (the link stays a link) and the returned note says
+    so. A file with several hard links is rewritten in place, on the same inode, so
+    that every name keeps seeing one file; any other file is replaced atomically
+    (``write_atomic``). Mode bits, and the bytes ``data`` holds (encoding, BOM,
+    newlines), are kept either way. Returns a note for the user, or None.
+    """
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    note = f"written through the symlink to {target}" if target != path else None
+    if target.stat().st_nlink > 1:
+        _write_in_place(target, expected, data, path)
+    else:
+        write_atomic(target, data, expected, path)
+    return note
+
+
+def _write_in_place(path: Path, expected: bytes, data: bytes, named: Path) -> None:
+    """Rewrite a hard-linked file on its inode: read, compare and write through one
+    descriptor (the only way to keep its other names; the write itself is not atomic)."""
+    with path.open("r+b") as stream:
+        if between_read_and_write is not None:
+            between_read_and_write(named)
+        if stream.read() != expected:
+            raise ChangedWhileFixing(f"{named} changed while fixing")
+        stream.seek(0)
+        stream.write(data)
+        stream.truncate()
+        stream.flush()
+        os.fsync(stream.fileno())
 
 
 def unified_diff(display_path: str, old: str, new: str) -> str:

@@ -6,6 +6,7 @@ them here lets each of those import the others' types without a cycle.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,12 @@ class Change:
     applied: int
     ignored: tuple[str, ...] = ()
     """The codes ``per-file-ignores`` turns off for the file (to fix it again)."""
+    read: bytes = b""
+    """The file's bytes as read: it is written only if it still holds them."""
+    replaced: frozenset[str] = frozenset()
+    """The texts the applied edits replace (old names): what blocking withholds them."""
+    blocked: Mapping[str, str] = field(default_factory=dict)
+    """The names whose renames were withheld (name -> reason), kept when fixed again."""
 
 
 @dataclass
@@ -55,6 +62,10 @@ class FileResult:
     """Why the fixes were withheld (the result failed verification or cannot be encoded)."""
     write_error: str | None = None
     """Why the fixed file could not be written."""
+    not_written: str | None = None
+    """Why a fixed file was deliberately not written (it changed while fixing)."""
+    note: str | None = None
+    """What the user should know about how the file was written (through a symlink)."""
     change: Change | None = None
     """In fix mode, before writing: the verified change to the file, if any."""
     reads_project: bool = False
@@ -81,3 +92,5 @@ class FixOutcome:
     applied: int
     findings: list[Finding]
     refused: str | None = None
+    replaced: frozenset[str] = frozenset()
+    """The texts the applied edits replaced."""

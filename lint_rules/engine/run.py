@@ -25,7 +25,14 @@ from lint_rules.config import Config, Configurations
 from lint_rules.engine.cache import ResultCache, content_digest
 from lint_rules.engine.checker import Checker, file_error
 from lint_rules.engine.discovery import discover, project_files
-from lint_rules.engine.fixes import fix_text, unified_diff, write_atomic
+from lint_rules.engine.fixes import (
+    ChangedWhileFixing,
+    fix_text,
+    still_holds,
+    unified_diff,
+    withhold,
+    write_fixed,
+)
 from lint_rules.engine.results import Change, FileResult, RunOptions, RunResult
 from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
@@ -100,11 +107,62 @@ def _run_project(
     done.extend(_run_files(todo, worker, options))
     if options.fix:
         settle(done, config.root, config.exclude, worker.refix)
+        if not options.diff and _withhold_changed(done, worker):
+            settle(done, config.root, config.exclude, worker.refix)
+        _once_per_file(done)
         for result in done:
-            finish(result, options)
+            finish(result, options, worker)
     if cache is not None:
         cache.save(done)
     return done
+
+
+CHANGED_WHILE_FIXING = "the file changed while fixing"
+"""Why a file's fixes were not written: it no longer held the bytes they were made from."""
+
+
+def _withhold_changed(results: Sequence[FileResult], worker: Worker) -> bool:
+    """Withhold the fix of every file that no longer holds what was read, and in the
+    other files every fix that replaces the same text (a rename is made whole or not
+    at all): whether there was any."""
+    blocked: dict[str, str] = {}
+    for result in results:
+        change = result.change
+        if change is None or still_holds(result.path, change.read):
+            continue
+        shown = display_path(result.path)
+        for text in sorted(change.replaced):
+            blocked.setdefault(
+                text, f"`{text}` is also replaced in {shown}, which changed while fixing"
+            )
+        worker.withhold_all(result, CHANGED_WHILE_FIXING)
+    if not blocked:
+        return False
+    for result in results:
+        if result.change is not None and result.change.replaced & blocked.keys():
+            names = {
+                text: blocked[text] for text in sorted(result.change.replaced & blocked.keys())
+            }
+            worker.refix(result, names)
+    return True
+
+
+def _once_per_file(results: Sequence[FileResult]) -> None:
+    """Drop the changes of names of a file already changed under another name (a
+    symlink to it, or another hard link): a file is written once, under the name that
+    is not a symlink when there is one, and the others' results say where."""
+    first: dict[tuple[int, int], FileResult] = {}
+    for result in sorted(results, key=lambda result: result.path.is_symlink()):
+        if result.change is None:
+            continue
+        try:
+            status = result.path.stat()
+        except OSError:
+            continue  # writing it reports the error
+        written = first.setdefault((status.st_dev, status.st_ino), result)
+        if written is not result:
+            result.note = f"the same file as {display_path(written.path)}: fixed there"
+            result.change = None
 
 
 def run_stdin(
@@ -114,21 +172,24 @@ def run_stdin(
     return Worker(rules, config, options).run_bytes(filename, data, write=False)
 
 
-def finish(result: FileResult, options: RunOptions) -> None:
-    """Write a file's settled change (or, with ``--diff``, show it)."""
+def finish(result: FileResult, options: RunOptions, worker: Worker) -> None:
+    """Write a file's settled change (or, with ``--diff``, show it), if the file still
+    holds what was read (otherwise its fixes are withheld: ``CHANGED_WHILE_FIXING``)."""
     change = result.change
     if change is None:
         return
     if options.diff:
         result.diff = unified_diff(display_path(result.path), change.before, change.after)
         result.fixed = change.applied
+        return
+    try:
+        result.note = write_fixed(result.path, change.read, change.after.encode(change.encoding))
+    except ChangedWhileFixing:
+        worker.withhold_all(result, CHANGED_WHILE_FIXING)
+    except OSError as error:
+        result.write_error = f"cannot write the fixed file: {error}"
     else:
-        try:
-            write_atomic(result.path, change.after.encode(change.encoding))
-        except OSError as error:
-            result.write_error = f"cannot write the fixed file: {error}"
-        else:
-            result.fixed = change.applied
+        result.fixed = change.applied
 
 
 def display_path(path: Path) -> str:
@@ -256,7 +317,7 @@ class Worker:
         if self._skipped(text):
             return result
         if self.options.fix:
-            self._fix(result, text, encoding, write, self._ignored_codes(path))
+            self._fix(result, data, text, encoding, write, self._ignored_codes(path))
             return result
         if not write:  # not the file on disk: a rule's tool (typos) starts on the text now
             for rule in self.checker.rules:
@@ -272,12 +333,14 @@ class Worker:
     def _fix(
         self,
         result: FileResult,
+        data: bytes,
         text: str,
         encoding: str,
         write: bool,
         ignored: tuple[str, ...],
         blocked: Mapping[str, str] | None = None,
     ) -> None:
+        blocked = dict(blocked or {})
         outcome = fix_text(
             self.checker, result.path, text, self.options.unsafe_fixes, ignored, encoding, blocked
         )
@@ -285,21 +348,52 @@ class Worker:
         result.refused = outcome.refused
         changed = outcome.text != text
         result.change = (
-            Change(text, outcome.text, encoding, outcome.applied, ignored) if changed else None
+            Change(
+                text,
+                outcome.text,
+                encoding,
+                outcome.applied,
+                ignored,
+                data,
+                outcome.replaced,
+                blocked,
+            )
+            if changed
+            else None
         )
         if not write:  # standard input: nothing to settle with other files, nothing to write
             if self.options.diff:
-                finish(result, self.options)
+                finish(result, self.options, self)
             else:
                 result.fixed_source = outcome.text.encode(encoding)
                 result.fixed = outcome.applied if changed else 0
 
     def refix(self, result: FileResult, blocked: Mapping[str, str]) -> None:
-        """Fix a file again from its original text, withholding renames of ``blocked`` names."""
+        """Fix a file again from its original text, withholding renames of ``blocked`` names
+        (and of those withheld before)."""
         change = result.change
         if change is None:
             return
-        self._fix(result, change.before, change.encoding, True, change.ignored, blocked)
+        blocked = {**blocked, **change.blocked}
+        self._fix(
+            result, change.read, change.before, change.encoding, True, change.ignored, blocked
+        )
+
+    def withhold_all(self, result: FileResult, reason: str) -> None:
+        """Leave a file as it was read: its findings are the original text's, each fix
+        that ``fix`` would have applied withheld with ``reason``; nothing is written."""
+        change = result.change
+        if change is None:
+            return
+        findings, _ = self.checker.check(result.path, change.before, change.ignored)
+        unsafe = self.options.unsafe_fixes
+        result.findings = [
+            withhold(finding, reason)
+            if finding.fix is not None and (finding.fix.safe or unsafe)
+            else finding
+            for finding in findings
+        ]
+        result.change, result.fixed, result.not_written = None, 0, reason
 
     def _skipped(self, text: str) -> bool:
         end = -1

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from lint_rules.analysis.renames import WITHHELD
 from lint_rules.rule import ConfigError, Finding, Rule
 
 FORMATS = ("text", "json", "github", "sarif")
@@ -89,22 +90,42 @@ def summary(
 
     As ruff words it: ``Found 3 errors.``, then ``[*] 2 fixable with `lint-rules fix` (1
     unsafe fix available with `lint-rules fix --unsafe-fixes`).`` In fix mode: ``Fixed 2
-    errors, 1 remaining.``, then how many unsafe fixes ``--unsafe-fixes`` would add.
+    errors, 1 remaining.``, then how many unsafe fixes ``--unsafe-fixes`` would add; and
+    which qualified renames are withheld (LR001 reports their unknown occurrences).
     """
     applicable = sum(_applicable(finding, unsafe_fixes) for finding in findings)
     hidden = sum(_hidden(finding, unsafe_fixes) for finding in findings)
     hint = f"{_fixes(hidden, 'unsafe fix')} available with {UNSAFE_COMMAND}" if hidden else ""
+    withheld = _withheld(findings)
     if fix_mode:
         verb = "Would fix" if diff else "Fixed"
         head = f"{verb} {_count(fixed)}, {len(findings)} remaining.\n"
-        return head + (f"{hint}.\n" if hint else "")
+        return head + (f"{hint}.\n" if hint else "") + withheld
     if not findings:
         return "All checks passed!\n"
     head = f"Found {_count(len(findings))}.\n"
     if applicable:
         extra = f" ({hint})" if hint else ""
-        return head + f"{SAFE_MARKER} {applicable} fixable with {FIX_COMMAND}{extra}.\n"
-    return head + (f"{hint}.\n" if hint else "")
+        return head + f"{SAFE_MARKER} {applicable} fixable with {FIX_COMMAND}{extra}.\n" + withheld
+    return head + (f"{hint}.\n" if hint else "") + withheld
+
+
+def _withheld(findings: Sequence[Finding]) -> str:
+    """The line naming the renames withheld (LR001: an occurrence of the target's old
+    spelling is not known to be the target's), or ``""``."""
+    keys = sorted(
+        {
+            match["key"]
+            for finding in findings
+            if finding.code == "LR001" and (match := WITHHELD.match(finding.message))
+        }
+    )
+    if not keys:
+        return ""
+    shown = ", ".join(f"`{key}`" for key in keys)
+    noun = "rename" if len(keys) == 1 else "renames"
+    why = "not every occurrence is known to be the target's"
+    return f"{len(keys)} {noun} withheld ({why}): {shown}.\n"
 
 
 def _applicable(finding: Finding, unsafe_fixes: bool) -> bool:

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
-from lint_rules.analysis.renames import parse_renames
+from lint_rules.analysis.renames import Renames, Target, parse_renames
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
-from lint_rules.rule import Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.rule import Edit, Fix, Invalid, Rule, RuleOptions, Valid
+
+if TYPE_CHECKING:
+    from lint_rules.codemod.project_renames import ProjectRenames
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _HASH = {"renames": {"hash": "unsafe_hash"}}
 _ATTRS_HASH = {"renames": {"attr:s(hash)": "unsafe_hash"}}
 _FROM = re.compile(r"from\s*(?:\.\s*)*")
 _AS = re.compile(r"\s*as\s+")
+STRING_DATA = "a string's text may be data rather than the name (a key, an alias, an event)"
+"""Why a bare entry's fix of a string constant is unsafe."""
+_ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
 
 class StaleNameRule(Rule):
@@ -31,7 +38,10 @@ class StaleNameRule(Rule):
     (`optparse.OptionParser`) is another project's name and is left alone too.
     A qualified entry (see Options) names one binding
     instead of a spelling: a module's attribute, a class's attribute, or one
-    function's keyword argument (resolved with libcst's qualified names).
+    function's keyword argument. When its module is one of the project's files,
+    the project-wide reference engine judges it (see "Fix safety");
+    a target of another project (a library the code uses) is resolved with
+    libcst's qualified names, file by file.
 
     ## Why is this bad?
     A renamed name that lingers keeps the old spelling alive: new code copies
@@ -64,8 +74,39 @@ class StaleNameRule(Rule):
     `# noqa: LR001`, e.g. `handoff_occured = handoff_occurred  # noqa: LR001`;
     uses of the alias are then renamed to the new name. Only a string literal
     that spells the old name exactly is checked: not one that builds it by
-    concatenation or escapes, nor an f-string. A qualified entry never touches
-    strings.
+    concatenation or escapes, nor an f-string. A qualified entry touches only
+    strings that name its binding: `__all__` entries of its module.
+
+    A bare entry never rewrites a string's contents as safe: a string whose
+    whole value is the old name may be data that only looks like it (a
+    wire-format key, a field alias, an event name another program sends), so
+    its fix is unsafe (`--unsafe-fixes`) and the finding says so. The strings
+    that are the name itself stay safe: the entries of a module-level
+    `__all__`, and the attribute name passed to `getattr`, `hasattr`, `setattr`
+    or `delattr` (a bare entry renames that attribute everywhere).
+
+    How a rename is judged: for a qualified target defined in the project, every
+    occurrence of its old
+    spelling in the project's files (names, attributes, keywords in calls and
+    definitions, `__all__` entries, `getattr`/`hasattr`/`setattr` strings, keys
+    read from a `**kwargs` dictionary, `"{self.old}"` fields of format strings)
+    is classified with ty's language server (references, then "go to
+    definition" where the references are silent) as the target's, another
+    thing's (another class's attribute, `str.split`, `str.format`'s keywords,
+    `urllib.parse`) or unknown, with a reason. A keyword reaches the target
+    through a subclass whose `__init__` hands `**kwargs` to `super().__init__`,
+    or a function that passes `**options` on, only when that is all they do
+    with the key. If every occurrence is known, the rename is one safe fix:
+    the parameter and every call (subclass constructors and classes held in
+    variables included), whichever spelling of the target is configured. If
+    any is unknown, nothing of it is renamed safely: each unknown site is a
+    finding with its reason ("the receiver's type is not known", "forwarded
+    through `**options` of `send_from_directory`, ..."), the target's own
+    sites carry an unsafe fix (`--unsafe-fixes` renames the known part), and
+    the summary names the withheld target. After `fix`, `check` reports exactly
+    what was not renamed, and exits 1 while anything is left. The engine starts
+    only when an old spelling occurs in the files, once per run for every
+    target.
 
     ## Options
     `[tool.lint_rules.renames]`: a table of `old = "new"`, where `new` is a
@@ -208,7 +249,8 @@ class StaleNameRule(Rule):
         ),
         Invalid(
             "if item.type == r'handoff_occured':\n    pass\n",
-            message="`handoff_occured` was renamed to `handoff_occurred`",
+            message="`handoff_occured` was renamed to `handoff_occurred`; unsafe fix: "
+            + STRING_DATA,
             line=1, column=17, end_line=1, end_column=35,
             replacement="if item.type == r'handoff_occurred':\n    pass\n",
             options=_RENAMES,
@@ -222,7 +264,8 @@ class StaleNameRule(Rule):
         ),
         Invalid(
             'HANDLERS = {"handoff_occured": on_handoff}',
-            message="`handoff_occured` was renamed to `handoff_occurred`",
+            message="`handoff_occured` was renamed to `handoff_occurred`; unsafe fix: "
+            + STRING_DATA,
             line=1, column=13, end_line=1, end_column=30,
             replacement='HANDLERS = {"handoff_occurred": on_handoff}',
             options=_RENAMES,
@@ -265,6 +308,8 @@ class StaleNameRule(Rule):
         """Function, class, lambda and comprehension nodes of the file, in any order."""
         self._module_aliases: dict[str, str] = {}
         """Local name -> module, for every ``import module [as name]`` of the file."""
+        self._name_strings_of: object = None
+        self._name_string_ids: set[int] = set()
 
     def prefilter(self, text: str) -> bool:
         return any(old in text for old in self.old_names)
@@ -375,13 +420,31 @@ class StaleNameRule(Rule):
         body = self.file.string_body(node)
         if body is not None:  # not an f-string part, nor spelt with escapes or concatenation
             old, new = node.value, self.renames.bare[node.value]
-            self.report(node, self.MESSAGE.format(old=old, new=new), self.replace(body, new))
+            message = self.MESSAGE.format(old=old, new=new)
+            if id(node) in self._name_strings():
+                self.report(node, message, self.replace(body, new))
+            else:
+                fix = self.replace(body, new, safe=False)
+                self.report(node, f"{message}; unsafe fix: {STRING_DATA}", fix)
+
+    def _name_strings(self) -> set[int]:
+        """The string constants of this file that are names, not data (``id`` of each)."""
+        if self._name_strings_of is not self.file:
+            self._name_strings_of, self._name_string_ids = (
+                self.file,
+                name_strings(self.file.ast_tree),
+            )
+        return self._name_string_ids
 
     def check_file(self) -> None:
         found = FileOccurrences(self._occurrences, self._scopes, self._module_aliases)
         self._occurrences, self._scopes, self._module_aliases = [], [], {}
         self._keyword_clashes = {}
-        for renaming in plan_renames(self.file, self.renames, found):
+        renames = self.renames
+        judge = self._judge()
+        if judge is not None:
+            renames = self._check_judged(judge)
+        for renaming in plan_renames(self.file, renames, found):
             where = (renaming.occurrence.start, renaming.occurrence.end)
             message = self.MESSAGE.format(old=renaming.old, new=renaming.new)
             if renaming.reason:
@@ -389,6 +452,47 @@ class StaleNameRule(Rule):
             else:
                 fix = Fix((renaming.edit,)) if renaming.edit is not None else None
                 self.report(where, message, fix)
+
+    def _judge(self) -> ProjectRenames | None:
+        """The reference engine's judge of the project's qualified targets, when this file
+        holds one of their spellings (``None``: outside a project, or none here)."""
+        targets = self.renames.targets
+        root = self.file.root
+        if not targets or root is None or not any(old in self.file.text for old in targets):
+            return None
+        project = self.file.project
+        every = tuple(target for found in targets.values() for target in found)
+        key = ("LR001", tuple((target.key, target.new) for target in every))
+
+        def build() -> ProjectRenames:
+            from lint_rules.codemod.project_renames import project_renames  # only when needed
+
+            return project_renames(root, project.files(), every)
+
+        project.note_read()  # the verdicts depend on the other files of the project
+        return project.shared(key, build)
+
+    def _check_judged(self, judge: ProjectRenames) -> Renames:
+        """Report the judged targets' sites in this file; the targets left to the per-file
+        resolver (a library's, renamed in its users) are returned."""
+        starts = self.file.line_starts
+        for site in judge.sites(self.file.path, self.file.text):
+            start = starts[site.line - 1] + site.column
+            end = start + len(site.old)
+            message = self.MESSAGE.format(old=site.key, new=site.new)
+            spelt = self.file.text[start:end] == site.old
+            if site.renamed and spelt:
+                fix = Fix((Edit(start, end, site.new),), site.safe)
+                self.report((start, end), f"{message}; {site.note}" if site.note else message, fix)
+            else:
+                note = site.note or "its source spells the name otherwise"
+                self.report((start, end), f"{message}; not renamed: {note}")
+        kept: dict[str, tuple[Target, ...]] = {}
+        for old, found in self.renames.targets.items():
+            left = tuple(target for target in found if not judge.handles(target))
+            if left:
+                kept[old] = left
+        return Renames(self.renames.bare, kept)
 
     def _check(
         self,
@@ -441,3 +545,43 @@ class StaleNameRule(Rule):
                 found = re.compile(rf"\b{re.escape(name)}\b").search(self.file.text, start, end)
                 if found is not None:
                     self._check(name, found.start(), found.end(), "declaration")
+
+
+def name_strings(tree: ast.Module) -> set[int]:
+    """The ``id`` of each string constant of ``tree`` that is a name rather than data: the
+    entries of a module-level ``__all__`` (assigned, extended or appended to) and the
+    attribute argument of ``getattr``/``hasattr``/``setattr``/``delattr``."""
+    found: set[int] = set()
+    for statement in tree.body:
+        pending: list[ast.expr] = []
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if statement.value is not None and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in targets
+            ):
+                pending.append(statement.value)
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)
+            and isinstance(statement.value.func.value, ast.Name)
+            and statement.value.func.value.id == "__all__"
+        ):
+            pending.extend(statement.value.args)
+        while pending:  # a string, a list or tuple of them, or a sum of those
+            part = pending.pop()
+            if isinstance(part, ast.Constant):
+                found.add(id(part))
+            elif isinstance(part, (ast.List, ast.Tuple)):
+                found.update(id(element) for element in part.elts)
+            elif isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add):
+                pending.extend((part.left, part.right))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _ATTRIBUTE_FUNCTIONS
+            and len(node.args) >= 2
+        ):
+            found.add(id(node.args[1]))
+    return found

@@ -96,8 +96,13 @@ class TypoRule(Rule):
     function pytest collects (`test*` functions and `Test*` classes' `test*`
     methods in `test_*.py`/`*_test.py`), which no caller names, with every
     reference in its file. No fix is offered when typos suggests more than one
-    correction, when the corrected name already exists in the file, or when the
-    name also appears inside a string (for example a string annotation). A word
+    correction, when the corrected name already exists in the file (a local, a
+    parameter, a module-level name, a class attribute: the rename would shadow
+    it or clash), when it is a builtin (a local is never renamed to `set`), when a
+    star import of the file binds it (read from the module's source: its literal
+    `__all__`, else its public top-level names) or might (the module's source
+    cannot be read, or its `__all__` is computed), or when the name also appears
+    inside a string (for example a string annotation). A word
     in prose that names code stays: one in inline code (` ``emit()`` `,
     `` `emit` ``, a role such as `` :func:`emit` ``) or one that is a name
     defined in the file or a function or class defined in the project. A

@@ -30,8 +30,9 @@ client or pool it was given.
 from __future__ import annotations
 
 import abc
+import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
@@ -43,6 +44,7 @@ from .protocol import (
     SessionSettings,
     SessionsPage,
     coerce_session_settings,
+    validate_limit,
     validate_page_limit,
     validate_session_id,
 )
@@ -55,6 +57,7 @@ __all__ = [
     "Release",
     "decode_item",
     "decode_items",
+    "default_session_settings",
 ]
 
 MAX_INT64: Final = 2**63 - 1
@@ -66,6 +69,24 @@ Release = Callable[[], Awaitable[None]]
 """What closing a session releases: its store's ``close``, or handing a shared store back."""
 
 _StoreT = TypeVar("_StoreT", bound="BaseStore")
+_SDK_SETTINGS_MODULE: Final = "agents.memory.session_settings"
+
+
+def _sdk_settings() -> Any:
+    """The Agents SDK's ``SessionSettings`` class if the SDK is loaded (never imported
+    here: importing it takes over a second), else ``None``."""
+    module = sys.modules.get(_SDK_SETTINGS_MODULE)
+    return None if module is None else getattr(module, "SessionSettings", None)
+
+
+def default_session_settings() -> SessionSettings:
+    """A fresh default ``SessionSettings()`` (``limit`` ``None``): the Agents SDK's class
+    when the SDK is loaded, so that its wrappers accept it, ours otherwise. Both have
+    ``limit`` and ``resolve``."""
+    sdk_class = _sdk_settings()
+    if sdk_class is not None:
+        return cast(SessionSettings, sdk_class())
+    return SessionSettings()
 
 
 class Closing(Coroutine[Any, Any, None]):
@@ -206,7 +227,8 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = self.check_session_id(session_id)
-        self.session_settings = coerce_session_settings(session_settings)
+        self._settings = coerce_session_settings(session_settings)
+        self._default_settings: Any = None
         self._closed = False
         self._release: Release | None = None
         if isinstance(store, BaseStore):
@@ -234,6 +256,33 @@ class BaseSession(SessionABC, Generic[_StoreT]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.session_id!r}, {self.store.location!r})"
+
+    @property
+    def session_settings(self) -> SessionSettings:
+        """The settings given (ours; the SDK's are converted), else a default
+        ``SessionSettings()`` (``limit`` ``None``) made on first read: the Agents SDK's own
+        class when the SDK is loaded at that moment (its wrappers, such as
+        ``EncryptedSession``, accept nothing else), ours otherwise. Assign to change them;
+        ``None`` restores the default."""
+        if self._settings is not None:
+            return self._settings
+        default = self._default_settings
+        if default is None or (type(default) is SessionSettings and _sdk_settings() is not None):
+            # Made on first read, remade once if the SDK was loaded since (ours is frozen:
+            # nothing set on it is lost).
+            default = self._default_settings = default_session_settings()
+        return cast(SessionSettings, default)
+
+    @session_settings.setter
+    def session_settings(self, settings: SessionSettings | None) -> None:
+        self._settings = coerce_session_settings(settings)
+        self._default_settings = None
+
+    def _effective_limit(self, limit: int | None) -> int | None:
+        if limit is not None:
+            return validate_limit(limit)
+        settings = self._settings if self._settings is not None else self._default_settings
+        return None if settings is None else validate_limit(settings.limit)
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         """The latest ``limit`` items (default ``session_settings.limit``, else all),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -117,4 +118,98 @@ def postgres_with_password() -> Iterator[int]:
         finally:
             _as_postgres(pg_ctl, "-D", str(data), "-m", "immediate", "stop", cwd=root)
     finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _cluster_port() -> int:
+    """A free port P below 55536 whose cluster bus port, P + 10000, is free too."""
+    while True:
+        port = random.randrange(20000, 45000)
+        try:
+            with socket.socket() as probe, socket.socket() as bus:
+                probe.bind(("127.0.0.1", port))
+                bus.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
+
+
+@contextlib.contextmanager
+def redis_cluster(nodes: int = 3) -> Iterator[list[int]]:
+    """A Redis Cluster of ``nodes`` primaries (no replicas) on spare loopback ports, in a
+    temp directory of its own; yields the ports once every slot is served."""
+    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if server is None or cli is None:
+        pytest.skip("redis-server and redis-cli are needed to start a Redis Cluster")
+    root = tempfile.mkdtemp(prefix="agent-sessions-cluster-")
+    ports: list[int] = []
+    while len(ports) < nodes:
+        port = _cluster_port()
+        if port not in ports:
+            ports.append(port)
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        for port in ports:
+            processes.append(
+                subprocess.Popen(
+                    [
+                        server,
+                        "--port",
+                        str(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        f"nodes-{port}.conf",
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--daemonize",
+                        "no",
+                    ],
+                    cwd=root,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        for port, process in zip(ports, processes, strict=True):
+            _wait_for_port(port, process, 10)
+        subprocess.run(
+            [
+                cli,
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{port}" for port in ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            states = [
+                subprocess.run(
+                    [cli, "-p", str(port), "cluster", "info"],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                ).stdout
+                for port in ports
+            ]
+            if all("cluster_state:ok" in state for state in states):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the cluster on {ports} never became ok: {states}")
+            time.sleep(0.1)
+        yield ports
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(10)
         shutil.rmtree(root, ignore_errors=True)

@@ -44,13 +44,14 @@ class Backend:
             return RedisStore(self.url, key_prefix=self.option)
         return PostgresStore(self.url, table=self.option)
 
-    def own_session(self) -> BaseSession[Any]:
-        """A session that opens a store of its own."""
+    def own_session(self, session_id: str | None = None) -> BaseSession[Any]:
+        """A session that opens a store of its own (of a new id unless one is given)."""
+        session_id = session_id or _new_id()
         if self.name == "sqlite":
-            return SQLiteSession(_new_id(), self.directory / "own.db")
+            return SQLiteSession(session_id, self.directory / "own.db")
         if self.name == "redis":
-            return RedisSession(_new_id(), self.url, key_prefix=self.option)
-        return PostgresSession(_new_id(), self.url, table=self.option)
+            return RedisSession(session_id, self.url, key_prefix=self.option)
+        return PostgresSession(session_id, self.url, table=self.option)
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
@@ -174,6 +175,31 @@ def test_close_left_unawaited_warns_nothing(tmp_path: Path) -> None:
     assert [str(warning.message) for warning in caught] == []
     with pytest.raises(SessionClosedError):
         asyncio.run(session.get_items())
+
+
+def test_close_called_plainly_closes_on_every_backend(backend: Backend) -> None:
+    """``session.close()`` without ``await``, as the Agents SDK's examples call it."""
+    session = backend.own_session()
+    asyncio.run(session.add_items([{"n": 1}]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        session.close()
+    assert [str(warning.message) for warning in caught] == []
+    for call in (session.get_items(), session.add_items([{"n": 2}]), session.clear_session()):
+        with pytest.raises(SessionClosedError):
+            asyncio.run(call)
+    reopened = backend.own_session(session.session_id)
+    assert asyncio.run(reopened.get_items()) == [{"n": 1}]  # nothing lost, nothing half-done
+    asyncio.run(reopened.close())
+
+
+async def test_default_session_settings_have_a_limit_on_every_backend(backend: Backend) -> None:
+    session = backend.own_session()
+    assert session.session_settings is not None
+    assert session.session_settings.limit is None
+    await session.add_items([{"n": 1}, {"n": 2}])
+    assert await session.get_items() == [{"n": 1}, {"n": 2}]
+    await session.close()
 
 
 async def test_a_store_closed_at_the_call_refuses_its_sessions(store: Any) -> None:

@@ -1,0 +1,226 @@
+"""Qualified renames judged on the whole project by the reference engine (``references.py``).
+
+LR001 asks, for one file's text, "which occurrences of a qualified target's old spelling
+are renamed, and which are reported with the reason they are not?". The answer comes
+from one ``plan`` over the project's files, made on first use for every qualified target
+defined in the project (its module is one of the project's files) and kept for the run
+(``Project.shared``): the engine starts only if an old spelling occurs in the files.
+
+A target is judged whole:
+
+- every occurrence is the target's or provably something else's: each of the target's
+  is a finding with a safe fix, and together they rename it in one step;
+- some occurrence is unknown (the receiver's type is not known, a keyword forwarded
+  through ``**options``, ...): the rename is *withheld*: each unknown site is a finding
+  with its reason and no fix, and each of the target's occurrences a finding with an
+  unsafe fix (``--unsafe-fixes`` applies the known part);
+- the renamed files would not compile (``rename_edits``): withheld, with that reason.
+
+``fix`` re-checks a file after applying its edits: its occurrences are then matched, in
+order, to the occurrences the plan read minus the renamed ones, so the sites left are
+still reported with their reasons. A file whose occurrences match neither (changed in
+another way) gets findings without fixes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lint_rules.analysis.consistency import module_name
+from lint_rules.analysis.renames import Target, withheld_note
+from lint_rules.codemod.references import (
+    TARGET,
+    UNKNOWN,
+    EngineError,
+    Occurrence,
+    Plan,
+    RenameError,
+    RenameTarget,
+    occurrences,
+    plan,
+    reference_command,
+    rename_edits,
+)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One occurrence of a qualified target's old spelling in a file, and what LR001 does
+    with it: rename it (``renamed``: a safe fix, or an unsafe one when ``safe`` is false)
+    or report it; ``note`` says why it is not renamed, or why the rename is not safe."""
+
+    line: int
+    column: int
+    """1-based line, 0-based character column."""
+    old: str
+    key: str
+    """The target as configured (``pkg.fields:Field.__init__(missing)``)."""
+    new: str
+    renamed: bool
+    safe: bool = True
+    note: str = ""
+
+
+@dataclass
+class _Judged:
+    target: Target
+    reference: RenameTarget
+    withheld: str = ""
+    """Why the target's rename is withheld (``""``: applied whole)."""
+
+
+@dataclass
+class ProjectRenames:
+    """The engine's verdicts on the qualified targets defined in one project.
+
+    ``targets`` are the configured qualified entries; those whose module is not one of
+    ``files`` (a library's, renamed in its users) are left to the per-file resolver
+    (``handles`` tells which are judged here).
+    """
+
+    root: Path
+    files: Sequence[Path]
+    targets: Sequence[Target]
+    command: Sequence[str] | None = None
+    _judged: dict[Target, _Judged] = field(default_factory=dict)
+    _plan: Plan | None = None
+    _error: str | None = None
+
+    def __post_init__(self) -> None:
+        modules: dict[str, Path] = {}
+        for path in self.files:
+            modules.setdefault(module_name(path), path)
+        for target in self.targets:
+            module = modules.get(target.module)
+            if module is None:
+                continue
+            reference = RenameTarget(
+                module.resolve(),
+                target.owner,
+                target.old,
+                keyword=target.kind == "keyword",
+                member=target.kind == "member",
+            )
+            self._judged[target] = _Judged(target, reference)
+
+    def handles(self, target: Target) -> bool:
+        return target in self._judged
+
+    @property
+    def spellings(self) -> frozenset[str]:
+        return frozenset(target.old for target in self._judged)
+
+    def sites(self, path: Path, text: str) -> list[Site]:
+        """What LR001 reports in ``path`` (whose text is ``text``) for the judged targets."""
+        spellings = {s for s in self.spellings if s in text}
+        if not spellings:
+            return []
+        now = {spelling: _occurrences(path, text, spelling) for spelling in spellings}
+        if not any(now.values()):
+            return []
+        self._make_plan()
+        found: list[Site] = []
+        for spelling, current in now.items():
+            if current:
+                found.extend(self._sites_of(path.resolve(), spelling, current))
+        return sorted(found, key=lambda site: (site.line, site.column, site.key))
+
+    # -- the plan -----------------------------------------------------------------------------
+
+    def _make_plan(self) -> None:
+        if self._plan is not None or self._error is not None:
+            return
+        references = [judged.reference for judged in self._judged.values()]
+        try:
+            self._plan = plan(self.root, self.files, references, self.command)
+        except EngineError as error:
+            self._error = f"the reference engine could not run: {error}"
+            return
+        for judged in self._judged.values():
+            unknown = self._plan.unknown(judged.reference)
+            if unknown:
+                places = sorted({o.path for o in unknown})
+                judged.withheld = (
+                    f"{_count(len(unknown), 'occurrence')} not known to be the target's"
+                    f" ({_count(len(places), 'file')})"
+                )
+                continue
+            try:
+                rename_edits(self._plan, judged.reference, judged.target.new)
+            except RenameError as error:
+                judged.withheld = str(error)
+
+    def _sites_of(self, path: Path, spelling: str, current: list[Occurrence]) -> list[Site]:
+        judged = [j for j in self._judged.values() if j.target.old == spelling]
+        if self._error is not None or self._plan is None:
+            why = self._error or "the reference engine gave no answer"
+            return [_site(o, judged[0].target, False, note=why) for o in current]
+        planned = {
+            j.target: [o for o in self._plan.occurrences.get(j.reference, []) if o.path == path]
+            for j in judged
+        }
+        read = next((found for found in planned.values() if found), [])
+        renamed_safe = {
+            o.start
+            for j in judged
+            if not j.withheld
+            for o in planned[j.target]
+            if o.verdict == TARGET
+        }
+        renamed_any = {o.start for j in judged for o in planned[j.target] if o.verdict == TARGET}
+        for renamed in (set[object](), renamed_safe, renamed_any):
+            kept = [o for o in read if o.start not in renamed]
+            if [o.kind for o in kept] == [o.kind for o in current]:
+                break
+        else:
+            reason = "the file changed since its references were read: run `check` again"
+            return [_site(o, judged[0].target, False, note=reason) for o in current]
+        sites: list[Site] = []
+        for now, before in zip(current, kept, strict=True):
+            verdicts = {
+                j.target: next(o for o in planned[j.target] if o.start == before.start)
+                for j in judged
+                if planned[j.target]
+            }
+            site = self._decide(now, verdicts)
+            if site is not None:
+                sites.append(site)
+        return sites
+
+    def _decide(self, now: Occurrence, verdicts: Mapping[Target, Occurrence]) -> Site | None:
+        for target, verdict in verdicts.items():
+            if verdict.verdict == TARGET:
+                why = self._judged[target].withheld
+                note = withheld_note(why) if why else ""
+                return _site(now, target, True, safe=not why, note=note)
+        for target, verdict in verdicts.items():
+            if verdict.verdict == UNKNOWN:
+                why = self._judged[target].withheld
+                note = f"{verdict.reason}; {withheld_note(why)}" if why else verdict.reason
+                return _site(now, target, False, note=note)
+        return None  # another thing's (or a target no longer defined): not reported
+
+
+def _site(
+    occurrence: Occurrence, target: Target, renamed: bool, *, safe: bool = True, note: str = ""
+) -> Site:
+    line, column = occurrence.start
+    return Site(line, column, target.old, target.key, target.new, renamed, safe, note)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
+    try:
+        return occurrences(path.resolve(), text, spelling)
+    except (SyntaxError, ValueError):
+        return []
+
+
+def project_renames(root: Path, files: Sequence[Path], targets: Sequence[Target]) -> ProjectRenames:
+    """The judge of ``targets`` for the project under ``root`` (``files``: its files)."""
+    return ProjectRenames(root, files, targets, reference_command())

@@ -1,0 +1,436 @@
+"""LR001's qualified renames judged by the reference engine, end to end: issue 21's shapes
+on small real projects, through ``python -m lint_rules check|fix`` on the real
+``ty server``; each renamed project's own code is run afterwards, or the rename is shown
+withheld with every unresolved site reported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lint_rules.codemod.references import ENGINE_VARIABLE, EngineMissing, ty_command
+
+
+@pytest.fixture(autouse=True)
+def _engine() -> None:
+    try:
+        ty_command()
+    except EngineMissing as error:
+        pytest.skip(str(error))
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def _project(root: Path, renames: dict[str, str], files: dict[str, str]) -> Path:
+    entries = "".join(f'"{old}" = "{new}"\n' for old, new in renames.items())
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "0"\n\n'
+        f'[tool.lint_rules]\nselect = ["LR001"]\n\n[tool.lint_rules.renames]\n{entries}',
+        encoding="utf-8",
+    )
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def _lint(root: Path, *arguments: str, env: dict[str, str] | None = None) -> Run:
+    done = subprocess.run(
+        [sys.executable, "-m", "lint_rules", *arguments, "--no-cache"]
+        if arguments[0] == "check"
+        else [sys.executable, "-m", "lint_rules", *arguments],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def _python(root: Path, code: str) -> str:
+    """What the project's own code prints (or the last line of its traceback)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
+def _texts(root: Path) -> dict[str, str]:
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(root.rglob("*.py"))
+    }
+
+
+_FIELDS = """
+    class Field:
+        def __init__(self, *, missing=None):
+            self.value = missing
+
+
+    class String(Field):
+        pass
+
+
+    class Number(Field):
+        def __init__(self, *, strict=False, **kwargs):
+            self.strict = strict
+            super().__init__(**kwargs)
+
+
+    class Integer(Number):
+        pass
+
+
+    def other(missing=None):
+        return missing
+    """
+_SCHEMA = """
+    import random
+
+    from pkg import fields
+    from pkg.fields import Field, Integer
+
+    FieldClass = fields.String if random.random() > 2 else Field
+    VALUES = [
+        Field(missing=1).value,
+        fields.String(missing=2).value,
+        Integer(missing=3, strict=True).value,
+        FieldClass(missing=4).value,
+        fields.other(missing=5),
+    ]
+    """
+_VALUES = "import pkg.schema; print(pkg.schema.VALUES)"
+
+
+@pytest.mark.parametrize("spelling", ["Field.__init__(missing)", "Field(missing)"])
+def test_a_constructor_keyword_is_renamed_whole_whichever_spelling(
+    tmp_path: Path, spelling: str
+) -> None:
+    root = _project(
+        tmp_path,
+        {f"pkg.fields:{spelling}": "load_default"},
+        {"pkg/__init__.py": "", "pkg/fields.py": _FIELDS, "pkg/schema.py": _SCHEMA},
+    )
+    assert _python(root, _VALUES) == "[1, 2, 3, 4, 5]"
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 0, fixed.out
+    assert "0 remaining" in fixed.out
+    texts = _texts(root)
+    # The parameter, its use, and every call: the class, a subclass, a subclass whose
+    # `__init__` forwards `**kwargs`, a class held in a variable; `other` is left alone.
+    assert texts["pkg/fields.py"].count("load_default") == 2
+    assert "def other(missing=None):\n    return missing" in texts["pkg/fields.py"]
+    assert texts["pkg/schema.py"].count("load_default=") == 4
+    assert "fields.other(missing=5)" in texts["pkg/schema.py"]
+    assert _python(root, _VALUES) == "[1, 2, 3, 4, 5]"  # the behaviour is unchanged
+    after = _lint(root, "check")
+    assert (after.code, after.out) == (0, "All checks passed!\n")
+
+
+_READS_KWARGS = """
+    class Field:
+        def __init__(self, *, missing=None):
+            self.value = missing
+
+
+    class Integer(Field):
+        def __init__(self, **kwargs):
+            self.options = dict(kwargs)
+            super().__init__(**kwargs)
+    """
+_READS_SCHEMA = """
+    from pkg.fields import Field, Integer
+
+    VALUES = [Field(missing=1).value, Integer(missing=2).value]
+    """
+
+
+def test_an_unknown_site_withholds_the_rename_and_is_reported_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {"pkg.fields:Field.__init__(missing)": "load_default"},
+        {"pkg/__init__.py": "", "pkg/fields.py": _READS_KWARGS, "pkg/schema.py": _READS_SCHEMA},
+    )
+    before = _texts(root)
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 1
+    assert _texts(root) == before  # nothing renamed: not the parameter, not one call
+    assert (
+        "pkg/schema.py:3:43: LR001 `pkg.fields:Field.__init__(missing)` was renamed to "
+        "`load_default`; not renamed: forwarded through `**kwargs` of `Integer.__init__`, "
+        "which may read, change or drop it; rename withheld: 1 occurrence not known to "
+        "be the target's (1 file)\n"
+    ) in fixed.out
+    assert "Fixed 0 errors, 4 remaining.\n" in fixed.out
+    assert "3 unsafe fixes available" in fixed.out
+    assert (
+        "1 rename withheld (not every occurrence is known to be the target's): "
+        "`pkg.fields:Field.__init__(missing)`.\n"
+    ) in fixed.out
+    assert _python(root, _VALUES) == "[1, 2]"
+
+    unsafe = _lint(root, "fix", "--unsafe-fixes")
+
+    assert unsafe.code == 1
+    assert "Fixed 3 errors, 1 remaining." in unsafe.out
+    texts = _texts(root)
+    assert "def __init__(self, *, load_default=None):" in texts["pkg/fields.py"]
+    assert "Field(load_default=1).value, Integer(missing=2).value" in texts["pkg/schema.py"]
+    after = _lint(root, "check")
+    assert after.code == 1
+    (line,) = [line for line in after.out.splitlines() if "LR001" in line]
+    assert line.startswith("pkg/schema.py:3:48: LR001 ")  # exactly what was not renamed
+    assert "Found 1 error." in after.out
+
+
+def test_a_class_attribute_set_in_a_subclass_is_renamed_with_every_read(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"pkg.fields:Field.missing": "load_default"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/fields.py": """
+                class Field:
+                    missing = None
+
+                    def load(self, value):
+                        return self.missing if value is None else value
+
+
+                class Constant(Field):
+                    def __init__(self, constant):
+                        self.missing = constant
+
+
+                class Other:
+                    missing = "other"
+                """,
+            "pkg/use.py": """
+                from pkg.fields import Constant, Field, Other
+
+                VALUES = [Field().load(None), Constant(3).load(None), Other.missing]
+                """,
+        },
+    )
+    code = "import pkg.use; print(pkg.use.VALUES)"
+    assert _python(root, code) == "[None, 3, 'other']"
+
+    fixed = _lint(root, "fix")
+
+    assert (fixed.code, fixed.out) == (0, "Fixed 3 errors, 0 remaining.\n")
+    assert "self.load_default = constant" in _texts(root)["pkg/fields.py"]
+    assert 'missing = "other"' in _texts(root)["pkg/fields.py"]
+    assert _python(root, code) == "[None, 3, 'other']"
+
+
+def test_an_attribute_read_in_a_format_template_withholds_the_rename(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"pkg.fields:Field.missing": "load_default"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/fields.py": """
+                class Field:
+                    missing = None
+
+                    def __repr__(self):
+                        return "<Field(missing={self.missing!r})>".format(self=self)
+                """,
+        },
+    )
+    before = _texts(root)
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 1
+    assert _texts(root) == before
+    assert "pkg/fields.py:5:38: LR001 " in fixed.out
+    assert "a format string's replacement field" in fixed.out
+    assert _python(root, "import pkg.fields; print(repr(pkg.fields.Field()))") == (
+        "<Field(missing=None)>"
+    )
+
+
+def _send_files(root: Path, forward: str) -> Path:
+    return _project(
+        root,
+        {"pkg.helpers:send_file(cache_timeout)": "max_age"},
+        {
+            "pkg/__init__.py": "from pkg.helpers import send_file, send_from_directory\n",
+            "pkg/helpers.py": f"""
+                def send_file(path, *, cache_timeout=None, conditional=False):
+                    return path, cache_timeout, conditional
+
+
+                def send_from_directory(directory, path, **options):
+                    {forward}
+                    return send_file(f"{{directory}}/{{path}}", **options)
+                """,
+            "app.py": """
+                import pkg
+                from pkg import send_file as download
+
+                VALUES = [
+                    pkg.send_file("a", cache_timeout=1),
+                    download("b", cache_timeout=2),
+                    pkg.send_from_directory("static", "d", cache_timeout=3),
+                ]
+                """,
+        },
+    )
+
+
+def test_a_keyword_through_a_re_export_and_a_function_forwarding_options(
+    tmp_path: Path,
+) -> None:
+    root = _send_files(tmp_path, 'options.setdefault("conditional", True)')
+    code = "import app; print(app.VALUES)"
+    before = _python(root, code)
+    assert before == "[('a', 1, False), ('b', 2, False), ('static/d', 3, True)]"
+
+    fixed = _lint(root, "fix")
+
+    assert (fixed.code, fixed.out) == (0, "Fixed 5 errors, 0 remaining.\n")
+    assert _texts(root)["app.py"].count("max_age=") == 3  # through the re-export and the forwarder
+    assert _python(root, code) == before
+
+
+def test_a_forwarder_that_reads_the_key_withholds_the_rename(tmp_path: Path) -> None:
+    root = _send_files(tmp_path, 'options.setdefault("cache_timeout", 60)')
+    code = "import app; print(app.VALUES)"
+    before = _python(root, code)
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 1
+    assert "app.py:7:44: LR001 " in fixed.out
+    assert "pkg/helpers.py:6:25: LR001 " in fixed.out  # the key the forwarder reads
+    assert "not renamed: read from a `**kwargs` dictionary" in fixed.out
+    assert "1 rename withheld" in fixed.out
+    assert _python(root, code) == before  # withheld: nothing renamed, nothing broken
+    assert "cache_timeout=1" in _texts(root)["app.py"]
+
+
+def test_a_key_read_from_forwarded_options_is_reported(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"pkg.api:format(keyword_case)": "keyword_style"},
+        {
+            "pkg/__init__.py": "from pkg.api import format\n",
+            "pkg/api.py": """
+                def validate(options):
+                    return options.get("keyword_case", "lower")
+
+
+                def format(sql, keyword_case=None, **options):
+                    options["keyword_case"] = keyword_case or validate(options)
+                    return getattr(sql, options["keyword_case"])()
+                """,
+            "use.py": """
+                import pkg
+
+                print(pkg.format("Select", keyword_case="upper"))
+                """,
+        },
+    )
+    before = _texts(root)
+
+    checked = _lint(root, "check")
+    fixed = _lint(root, "fix")
+
+    assert checked.code == fixed.code == 1
+    assert _texts(root) == before
+    unknown = [line for line in fixed.out.splitlines() if "not renamed" in line]
+    assert [line.split(": LR001")[0] for line in unknown] == [
+        "pkg/api.py:2:25",
+        "pkg/api.py:6:14",
+        "pkg/api.py:7:34",
+    ]
+    assert all("read from a `**kwargs` dictionary" in line for line in unknown)
+    assert _python(root, "import use") == "SELECT"
+
+
+def test_a_module_level_name_is_renamed_in_all_and_star_imports_keep_working(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {"pkg.version:parse": "parse_version"},
+        {
+            "pkg/__init__.py": "from pkg.version import parse\n",
+            "pkg/version.py": """
+                __all__ = ["Version", "parse"]
+
+
+                class Version:
+                    def __init__(self, text):
+                        self.parts = tuple(int(part) for part in text.split("."))
+
+
+                def parse(text):
+                    return Version(text)
+                """,
+            "pkg/other.py": """
+                __all__ = ["parse"]
+
+
+                def parse():
+                    return "other"
+                """,
+            "use.py": """
+                import pkg
+                from pkg.other import *  # noqa: F403
+                from pkg.version import *  # noqa: F403
+
+                print(parse("1.2").parts, pkg.parse("3.4").parts)
+                """,
+        },
+    )
+    assert _python(root, "import use") == "(1, 2) (3, 4)"
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 0, fixed.out
+    texts = _texts(root)
+    assert '__all__ = ["Version", "parse_version"]' in texts["pkg/version.py"]
+    assert texts["pkg/other.py"].startswith('__all__ = ["parse"]')  # another module's
+    assert _python(root, "import use") == "(1, 2) (3, 4)"
+
+
+def test_check_never_starts_the_engine_without_a_target_spelling(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"pkg.fields:Field.__init__(missing)": "load_default"},
+        {"pkg/__init__.py": "", "pkg/fields.py": "class Field:\n    pass\n"},
+    )
+    absent = {ENGINE_VARIABLE: str(tmp_path / "no-such-engine")}  # starting it would fail
+
+    clean = _lint(root, "check", env=absent)
+
+    assert (clean.code, clean.out) == (0, "All checks passed!\n")
+
+    (root / "pkg/schema.py").write_text("from pkg.fields import Field\nField(missing=1)\n")
+    present = _lint(root, "check", env=absent)
+
+    assert present.code == 1  # the same variable, honoured: the engine was asked for
+    assert "not renamed: the reference engine could not run" in present.out

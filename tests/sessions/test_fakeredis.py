@@ -1,0 +1,77 @@
+"""Our Redis sessions on plain fakeredis (no Lua), what the SDK's users test with
+(issue 23): every operation without a TTL works; a TTL needs ``fakeredis[lua]``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from typing import Any
+
+import pytest
+
+fakeredis = pytest.importorskip("fakeredis")
+
+from agent_sessions import ForeignDataError, SessionBackendError  # noqa: E402
+from agent_sessions.redis import RedisSession, RedisStore  # noqa: E402
+
+HAS_LUA = importlib.util.find_spec("lupa") is not None  # what fakeredis runs Lua with
+
+
+def numbered(count: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"m{n}"} for n in range(count)]
+
+
+async def test_every_operation_without_a_ttl() -> None:
+    client = fakeredis.FakeAsyncRedis()
+    store = RedisStore(client=client)
+    session = store.session("u")
+    other = store.session("v")
+    await session.add_items(numbered(3))
+    await other.add_items(numbered(1))
+    assert await session.get_items(limit=2) == numbered(3)[1:]
+    assert await session.pop_item() == numbered(3)[2]
+    assert (await store.list_sessions()).session_ids == ["u", "v"]
+    await session.clear_session()
+    assert await session.get_items() == []
+    assert await other.get_items() == numbered(1)
+    assert (await store.list_sessions()).session_ids == ["v"]
+    await store.close()
+    assert await client.ping() is True  # the caller's client stays open
+
+
+async def test_the_sdk_form_with_an_injected_fakeredis_client() -> None:
+    client = fakeredis.FakeAsyncRedis()
+    session = RedisSession("u", redis_client=client, key_prefix="test")
+    await session.add_items(numbered(2))
+    assert await session.ping() is True
+    await session.clear_session()
+    assert await session.get_items() == []
+    assert await client.exists(b"test:u") == 0
+    await session.close()
+
+
+async def test_clear_session_leaves_a_key_of_another_type_alone() -> None:
+    client = fakeredis.FakeAsyncRedis()
+    await client.set(b"agent_sessions:u", b"not ours")
+    session = RedisSession("u", redis_client=client)
+    with pytest.raises(ForeignDataError):
+        await session.clear_session()
+    assert await client.get(b"agent_sessions:u") == b"not ours"
+
+
+def test_asyncio_run_per_call_sees_one_fake_server() -> None:
+    server = fakeredis.FakeServer()
+    store = RedisStore(client=fakeredis.FakeAsyncRedis(server=server))
+    session = store.session("u")
+    asyncio.run(session.add_items(numbered(1)))
+    asyncio.run(session.add_items(numbered(2)[1:]))
+    assert asyncio.run(session.get_items()) == numbered(2)
+
+
+@pytest.mark.skipif(HAS_LUA, reason="fakeredis has Lua here (lupa is installed)")
+async def test_a_ttl_without_lua_says_what_fakeredis_needs() -> None:
+    client = fakeredis.FakeAsyncRedis()
+    session = RedisSession("u", redis_client=client, ttl=60)
+    with pytest.raises(SessionBackendError, match=r"fakeredis\[lua\]"):
+        await session.add_items(numbered(1))
+    assert await client.exists(b"agent_sessions:u") == 0  # nothing half-written

@@ -1,0 +1,186 @@
+"""The Agents SDK's ``SQLiteSession`` code, run on ours with only the import line changed
+(issue 23: its constructor, ``db_path``, the default ``session_settings``, plain ``close()``).
+
+The real SDK (``openai-agents``) is imported here; where a case needs the SDK absent, it
+runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+from typing import Any
+
+import agents
+import pytest
+from agents import Agent, Runner
+from agents.extensions.memory import EncryptedSession
+
+from agent_sessions import SessionClosedError, SessionConfigError, SessionSettings, SQLiteSession
+from agent_sessions.sqlite import SQLiteStore
+
+from .test_agents_sdk import NO_TRACING, ScriptedModel, contents
+
+
+def numbered(count: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"m{n}"} for n in range(count)]
+
+
+# -- the constructor, positionally and by keyword ---------------------------------------------
+
+
+async def test_the_sdks_five_positional_arguments(tmp_path: Path) -> None:
+    path = tmp_path / "five.db"
+    sdk_settings: Any = agents.SessionSettings(limit=2)  # not our type: mypy would refuse it
+    session = SQLiteSession("u", path, "agent_sessions", "agent_messages", sdk_settings)
+    await session.add_items(numbered(3))
+    assert await session.get_items() == numbered(3)[1:]
+    assert session.session_settings.limit == 2
+    await session.close()
+
+
+async def test_the_sdks_keywords() -> None:
+    session = SQLiteSession(
+        session_id="u",
+        db_path=":memory:",
+        sessions_table="agent_sessions",
+        messages_table="agent_messages",
+        session_settings=SessionSettings(limit=1),
+    )
+    await session.add_items(numbered(2))
+    assert await session.get_items() == numbered(2)[1:]
+
+
+def test_db_path_is_what_was_given(tmp_path: Path) -> None:
+    assert SQLiteSession("u").db_path == ":memory:"
+    given = tmp_path / "given.db"
+    assert SQLiteSession("u", given).db_path == given
+    assert SQLiteSession("u", str(given)).db_path == str(given)
+    store = SQLiteStore(given)
+    assert SQLiteSession("u", store=store).db_path == store.db_path
+
+
+async def test_custom_table_names_in_memory_are_accepted() -> None:
+    session = SQLiteSession("u", ":memory:", sessions_table="s", messages_table="m")
+    await session.add_items(numbered(2))
+    assert await session.get_items() == numbered(2)
+    assert await session.pop_item() == numbered(2)[1]
+
+
+@pytest.mark.parametrize(
+    ("names", "named"),
+    [
+        ({"sessions_table": "s"}, "sessions_table"),
+        ({"messages_table": "m"}, "messages_table"),
+        ({"sessions_table": "s", "messages_table": "m"}, "sessions_table, messages_table"),
+    ],
+)
+def test_custom_table_names_on_a_file_are_refused_naming_them(
+    tmp_path: Path, names: dict[str, Any], named: str
+) -> None:
+    path = tmp_path / "sdk.db"
+    with pytest.raises(SessionConfigError, match=named) as caught:
+        SQLiteSession("u", path, **names)
+    assert "migrate-sdk" in str(caught.value)
+    assert not path.exists()  # refused before anything was created
+
+
+@pytest.mark.parametrize("bad", ["", "1st", "drop table x;", "sqlite_master", 3])
+def test_table_names_must_be_identifiers(bad: Any) -> None:
+    with pytest.raises((ValueError, TypeError), match="sessions_table"):
+        SQLiteSession("u", sessions_table=bad)
+
+
+def test_custom_table_names_with_a_store_are_refused() -> None:
+    with pytest.raises(SessionConfigError, match="messages_table"):
+        SQLiteSession("u", messages_table="m", store=SQLiteStore())
+
+
+# -- the default session_settings ---------------------------------------------------------------
+
+
+async def test_default_settings_have_a_limit_of_none() -> None:
+    session = SQLiteSession("u")
+    assert session.session_settings is not None
+    assert session.session_settings.limit is None
+    await session.add_items(numbered(3))
+    assert await session.get_items() == numbered(3)
+
+
+def test_default_settings_are_the_sdks_when_the_sdk_is_loaded() -> None:
+    # What the SDK's wrappers check with isinstance (see test_encrypted_session_...).
+    assert isinstance(SQLiteSession("u").session_settings, agents.SessionSettings)
+
+
+def test_default_settings_are_ours_without_the_sdk() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        from agent_sessions import SessionSettings, SQLiteSession
+        settings = SQLiteSession("u").session_settings
+        assert type(settings) is SessionSettings, type(settings)
+        assert settings.limit is None
+        assert "agents" not in sys.modules, "the SDK was imported"
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+async def test_settings_assigned_later_apply() -> None:
+    session = SQLiteSession("u")
+    await session.add_items(numbered(3))
+    sdk_settings: Any = agents.SessionSettings(limit=1)
+    session.session_settings = sdk_settings
+    assert await session.get_items() == numbered(3)[2:]
+    session.session_settings = None
+    assert session.session_settings.limit is None
+    assert await session.get_items() == numbered(3)
+
+
+async def test_encrypted_session_over_default_settings_reads_and_writes() -> None:
+    key = base64.urlsafe_b64encode(os.urandom(32)).decode()
+    underlying: Any = SQLiteSession("u")  # for mypy, see agent_sessions.sdk
+    encrypted = EncryptedSession(session_id="u", underlying_session=underlying, encryption_key=key)
+    items: Any = numbered(3)
+    await encrypted.add_items(items)
+    assert await encrypted.get_items() == numbered(3)
+    assert await encrypted.get_items(limit=1) == numbered(3)[2:]
+
+
+# -- close() as the SDK's examples call it ------------------------------------------------------
+
+
+def test_plain_close_closes_a_memory_session() -> None:
+    session = SQLiteSession("u")
+    asyncio.run(session.add_items(numbered(1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        session.close()
+    with pytest.raises(SessionClosedError):
+        asyncio.run(session.get_items())
+
+
+async def test_the_sdks_sqlite_example_runs_as_written(tmp_path: Path) -> None:
+    """examples/memory/sqlite_session_example.py's shape, on a file, with a local model."""
+    model = ScriptedModel()
+    agent = Agent(name="Assistant", instructions="Reply very concisely.", model=model)
+    # Any: mypy sees our Session and the SDK's as two types (see agent_sessions.sdk).
+    session: Any = SQLiteSession("conversation_123", tmp_path / "conversation_history.db")
+    await Runner.run(
+        agent, "What city is the Golden Gate Bridge in?", session=session, run_config=NO_TRACING
+    )
+    await Runner.run(agent, "What state is it in?", session=session, run_config=NO_TRACING)
+    assert contents(model.inputs[1]) == [
+        ("user", "What city is the Golden Gate Bridge in?"),
+        ("assistant", "reply 1"),
+        ("user", "What state is it in?"),
+    ]
+    assert len(await session.get_items(limit=2)) == 2
+    session.close()  # as the example does, without await
+    with pytest.raises(SessionClosedError):
+        await session.get_items()
