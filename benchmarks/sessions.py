@@ -11,6 +11,10 @@ The table is data: ``TARGETS`` lists (implementation, storage) pairs with a pick
 session factory, ``WORKLOADS`` lists timing functions. A new backend (Redis, PostgreSQL)
 adds a ``Target`` with ``storage="server"``; every workload runs on it, and the report
 compares it with ours on the same storage when there is one.
+
+Wrappers (``WRAPPER_BUILDERS``: ``EncryptedSession``, ours over our SQLite beside the SDK's
+over its SQLite) run ``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one
+interleaved run, and report the overhead of the wrapper (``--wrappers-only``: just those).
 """
 
 from __future__ import annotations
@@ -220,6 +224,98 @@ def sqlite_targets(directory: Path) -> list[Target]:
 
 TARGET_BUILDERS: list[Callable[[Path], list[Target]]] = [sqlite_targets]
 """Each builder returns targets whose stores live in (or are named after) the directory."""
+
+
+# -- wrappers --------------------------------------------------------------------------------
+# A wrapper's cost is the difference between a session and the same session wrapped, on the
+# same storage, measured in one interleaved run. The SDK's own wrapper over the SDK's own
+# SQLiteSession gives its overhead beside ours.
+
+BENCH_TTL = 3600  # both wrappers check a TTL, as a deployment would (the SDK's always does)
+
+
+@dataclass(frozen=True)
+class WrapperPair:
+    wrapper: str  # "EncryptedSession", ...
+    plain: Target
+    wrapped: Target
+
+
+def ours_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
+    from agent_sessions.encrypted import EncryptedSession
+
+    return EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL)
+
+
+def sdk_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
+    from agents.extensions.memory import EncryptedSession
+
+    return EncryptedSession(session_id, plain(session_id), encryption_key=key, ttl=BENCH_TTL)
+
+
+def encrypted_pairs(directory: Path) -> list[WrapperPair]:
+    from agent_sessions.encrypted import generate_key
+
+    key = generate_key()  # also a valid Fernet key: the SDK's wrapper takes it as is
+    pairs = []
+    for plain in sqlite_targets(directory):
+        if plain.storage == "file FULL":
+            continue  # fsync dominates: the wrapper's cost is what "file" shows
+        wrap = ours_encrypted if plain.implementation == "ours" else sdk_encrypted
+        wrapped = Target(
+            f"{plain.implementation} encrypted",
+            plain.storage,
+            functools.partial(wrap, key, plain.open_session),
+        )
+        pairs.append(WrapperPair("EncryptedSession", plain, wrapped))
+    return pairs
+
+
+WRAPPER_BUILDERS: list[Callable[[Path], list[WrapperPair]]] = [encrypted_pairs]
+
+WRAPPER_WORKLOADS: dict[str, Workload] = {
+    "add_items, 1 item": single_item_adds,
+    "get_items(limit=10), 1k items": limited_reads("small_history"),
+    "get_items(limit=10), 100k items": limited_reads("large_history"),
+}
+
+
+async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
+    pairs = [pair for build in WRAPPER_BUILDERS for pair in build(directory)]
+    rows: list[tuple[WrapperPair, str, float, float]] = []
+    for workload_name, workload in WRAPPER_WORKLOADS.items():
+        for pair in pairs:
+            timings: dict[str, list[float]] = {"plain": [], "wrapped": []}
+            for _ in range(repeats):  # interleaved, as above
+                timings["plain"].append(await workload(pair.plain, sizes, directory))
+                timings["wrapped"].append(await workload(pair.wrapped, sizes, directory))
+            plain, wrapped = (statistics.median(timings[k]) for k in ("plain", "wrapped"))
+            print(
+                f"  {workload_name} [{pair.wrapped.implementation}, {pair.plain.storage}]: "
+                f"{plain=:.3g} {wrapped=:.3g}",
+                file=sys.stderr,
+                flush=True,
+            )
+            rows.append((pair, workload_name, plain, wrapped))
+    print(_wrapper_table(rows))
+    for session in _histories.values():
+        await _close(session)
+    _histories.clear()
+
+
+def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float]]) -> str:
+    lines = [
+        "| wrapper | workload | implementation | storage | plain | wrapped | overhead |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for pair, workload, plain, wrapped in rows:
+        overhead = f"{(wrapped - plain) / plain:+.0%}"
+        lines.append(
+            f"| {pair.wrapper} | {workload} | {pair.plain.implementation} | "
+            f"{pair.plain.storage} | {_format_seconds(plain)} | {_format_seconds(wrapped)} | "
+            f"{overhead} |"
+        )
+    return "\n".join(lines)
 
 
 # -- server backends -------------------------------------------------------------------------
@@ -596,6 +692,7 @@ async def run(sizes: Sizes, repeats: int, directory: Path) -> None:
     print(await _memory_table(targets, sizes))
     for session in _histories.values():
         await _close(session)
+    _histories.clear()
 
 
 def _table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
@@ -758,6 +855,9 @@ def main() -> None:
     parser.add_argument(
         "--servers-only", action="store_true", help="only the Redis and PostgreSQL rows"
     )
+    parser.add_argument(
+        "--wrappers-only", action="store_true", help="only the wrappers' overhead on SQLite"
+    )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
@@ -765,9 +865,15 @@ def main() -> None:
     if arguments.quick:
         print("Quick run: every size divided by 10 (the row labels name the full sizes).")
     print()
+    if arguments.wrappers_only:
+        with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
+        return
     if not arguments.servers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             asyncio.run(run(sizes, arguments.repeats, Path(directory)))
+            print()
+            asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
         print()
     server_sizes = ServerSizes().scaled(10) if arguments.quick else ServerSizes()
     asyncio.run(run_servers(server_sizes, arguments.repeats))

@@ -20,6 +20,9 @@ _HASH = {"renames": {"hash": "unsafe_hash"}}
 _ATTRS_HASH = {"renames": {"attr:s(hash)": "unsafe_hash"}}
 _FROM = re.compile(r"from\s*(?:\.\s*)*")
 _AS = re.compile(r"\s*as\s+")
+STRING_DATA = "a string's text may be data rather than the name (a key, an alias, an event)"
+"""Why a bare entry's fix of a string constant is unsafe."""
+_ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
 
 class StaleNameRule(Rule):
@@ -75,6 +78,14 @@ class StaleNameRule(Rule):
     that spells the old name exactly is checked: not one that builds it by
     concatenation or escapes, nor an f-string. A qualified entry touches only
     strings that name its binding: `__all__` entries of its module.
+
+    A bare entry never rewrites a string's contents as safe: a string whose
+    whole value is the old name may be data that only looks like it (a
+    wire-format key, a field alias, an event name another program sends), so
+    its fix is unsafe (`--unsafe-fixes`) and the finding says so. The strings
+    that are the name itself stay safe: the entries of a module-level
+    `__all__`, and the attribute name passed to `getattr`, `hasattr`, `setattr`
+    or `delattr` (a bare entry renames that attribute everywhere).
 
     How a rename is judged: for a qualified target defined in the project, every
     occurrence of its old
@@ -240,7 +251,8 @@ class StaleNameRule(Rule):
         ),
         Invalid(
             "if item.type == r'handoff_occured':\n    pass\n",
-            message="`handoff_occured` was renamed to `handoff_occurred`",
+            message="`handoff_occured` was renamed to `handoff_occurred`; unsafe fix: "
+            + STRING_DATA,
             line=1, column=17, end_line=1, end_column=35,
             replacement="if item.type == r'handoff_occurred':\n    pass\n",
             options=_RENAMES,
@@ -254,7 +266,8 @@ class StaleNameRule(Rule):
         ),
         Invalid(
             'HANDLERS = {"handoff_occured": on_handoff}',
-            message="`handoff_occured` was renamed to `handoff_occurred`",
+            message="`handoff_occured` was renamed to `handoff_occurred`; unsafe fix: "
+            + STRING_DATA,
             line=1, column=13, end_line=1, end_column=30,
             replacement='HANDLERS = {"handoff_occurred": on_handoff}',
             options=_RENAMES,
@@ -297,6 +310,8 @@ class StaleNameRule(Rule):
         """Function, class, lambda and comprehension nodes of the file, in any order."""
         self._module_aliases: dict[str, str] = {}
         """Local name -> module, for every ``import module [as name]`` of the file."""
+        self._name_strings_of: object = None
+        self._name_string_ids: set[int] = set()
 
     def prefilter(self, text: str) -> bool:
         return any(old in text for old in self.old_names)
@@ -407,7 +422,21 @@ class StaleNameRule(Rule):
         body = self.file.string_body(node)
         if body is not None:  # not an f-string part, nor spelt with escapes or concatenation
             old, new = node.value, self.renames.bare[node.value]
-            self.report(node, self.MESSAGE.format(old=old, new=new), self.replace(body, new))
+            message = self.MESSAGE.format(old=old, new=new)
+            if id(node) in self._name_strings():
+                self.report(node, message, self.replace(body, new))
+            else:
+                fix = self.replace(body, new, safe=False)
+                self.report(node, f"{message}; unsafe fix: {STRING_DATA}", fix)
+
+    def _name_strings(self) -> set[int]:
+        """The string constants of this file that are names, not data (``id`` of each)."""
+        if self._name_strings_of is not self.file:
+            self._name_strings_of, self._name_string_ids = (
+                self.file,
+                name_strings(self.file.ast_tree),
+            )
+        return self._name_string_ids
 
     def check_file(self) -> None:
         found = FileOccurrences(self._occurrences, self._scopes, self._module_aliases)
@@ -552,3 +581,43 @@ class StaleNameRule(Rule):
                 found = re.compile(rf"\b{re.escape(name)}\b").search(self.file.text, start, end)
                 if found is not None:
                     self._check(name, found.start(), found.end(), "declaration")
+
+
+def name_strings(tree: ast.Module) -> set[int]:
+    """The ``id`` of each string constant of ``tree`` that is a name rather than data: the
+    entries of a module-level ``__all__`` (assigned, extended or appended to) and the
+    attribute argument of ``getattr``/``hasattr``/``setattr``/``delattr``."""
+    found: set[int] = set()
+    for statement in tree.body:
+        pending: list[ast.expr] = []
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if statement.value is not None and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in targets
+            ):
+                pending.append(statement.value)
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)
+            and isinstance(statement.value.func.value, ast.Name)
+            and statement.value.func.value.id == "__all__"
+        ):
+            pending.extend(statement.value.args)
+        while pending:  # a string, a list or tuple of them, or a sum of those
+            part = pending.pop()
+            if isinstance(part, ast.Constant):
+                found.add(id(part))
+            elif isinstance(part, (ast.List, ast.Tuple)):
+                found.update(id(element) for element in part.elts)
+            elif isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add):
+                pending.extend((part.left, part.right))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _ATTRIBUTE_FUNCTIONS
+            and len(node.args) >= 2
+        ):
+            found.add(id(node.args[1]))
+    return found

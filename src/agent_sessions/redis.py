@@ -17,8 +17,13 @@ write: a Lua ``EVAL``). ``get_items(N)`` is ``LRANGE key -N -1``, ``pop_item`` i
 deletes, and fails on a key of another type). Without a TTL no command is a script, so
 fakeredis without Lua serves every operation. A key of another type where a session
 would be is refused with :class:`~agent_sessions.ForeignDataError` and never changed.
-Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server. Redis Cluster is
-refused (see ``_CLUSTER_UNSUPPORTED``).
+Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
+
+Redis Cluster works through a ``redis.asyncio.cluster.RedisCluster`` client: every
+command and transaction names one key, so each runs on the node of that key's slot, and
+listing scans the primaries one after the other (its cursor names the node). A URL or a
+plain client naming one node of a cluster is refused (``SessionConfigError``) at the
+first call, before anything is written: it would reach the sessions of that node only.
 
 Our own clients never retry a command on a connection error: a retried ``RPUSH`` whose
 first reply was lost would store the batch twice. Failures raise subclasses of
@@ -28,15 +33,25 @@ have been stored; the next call reconnects. The store keeps one client per event
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from typing_extensions import Self
 
 from ._json import decode_item
-from ._servers import PerLoop, check_timeout, mask_url, missing_driver
+from ._servers import (
+    PerLoop,
+    check_timeout,
+    check_userinfo,
+    mask_url,
+    missing_driver,
+    scrub,
+    url_secrets,
+)
 from .base import MAX_INT64, BaseSession, BaseStore, Release
 from .errors import (
     BackendAuthenticationError,
@@ -52,8 +67,8 @@ from .protocol import Item, SessionSettings, SessionsPage
 
 try:
     import redis.asyncio as aioredis
-    from redis.asyncio.cluster import RedisCluster
-    from redis.asyncio.connection import parse_url
+    from redis.asyncio.cluster import ClusterNode, RedisCluster
+    from redis.asyncio.connection import ConnectionPool, parse_url
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
     from redis.exceptions import AuthenticationError as RedisAuthenticationError
@@ -87,12 +102,10 @@ _EXPIRE_IF_LIST = (
     "if redis.call('TYPE', KEYS[1])['ok'] == 'list' then"
     " return redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return 0"
 )
-_CLUSTER_UNSUPPORTED = (
-    "RedisStore does not support Redis Cluster (a redis.asyncio.cluster.RedisCluster "
-    "client, or a server started with cluster-enabled): its writes with a TTL are "
-    "MULTI/EXEC transactions, its layout version lives under a key of another hash slot "
-    "than the sessions', and list_sessions pages with one SCAN cursor, which a cluster "
-    "splits per node. Use a standalone Redis (or one primary with replicas) "
+_CLUSTER_NODE = (
+    "is a node of a Redis Cluster, which answers only for the keys of its own hash slots: "
+    "give the store a redis.asyncio.cluster.RedisCluster client instead (client= or "
+    "redis_client=); nothing was written"
 )
 
 
@@ -132,8 +145,9 @@ class RedisStore(BaseStore):
     arguments for ``redis.asyncio.Redis.from_url``, over the store's own (checked at
     construction: one the client does not take raises ``SessionConfigError``).
 
-    Redis Cluster is not supported: a ``RedisCluster`` client raises
-    ``SessionConfigError`` here, a URL or client naming a cluster node at the first call.
+    ``client`` may be a ``redis.asyncio.cluster.RedisCluster``: the store then works on
+    the whole cluster (see the module's docstring). A URL or a plain client naming one
+    node of a cluster raises ``SessionConfigError`` at the first call.
 
     The store works from any event loop: it keeps one client per running loop (an
     injected client serves the first loop that uses the store; other loops get a client
@@ -149,17 +163,17 @@ class RedisStore(BaseStore):
         self,
         url: str | None = None,
         *,
-        client: aioredis.Redis | None = None,
+        client: aioredis.Redis | RedisCluster | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         redis_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
-        if isinstance(client, RedisCluster):
-            raise SessionConfigError(_CLUSTER_UNSUPPORTED + "client.")
-        if client is not None and not isinstance(client, aioredis.Redis):
-            raise TypeError(f"client must be a redis.asyncio.Redis, got {type(client).__name__}")
+        if client is not None and not isinstance(client, (aioredis.Redis, RedisCluster)):
+            raise TypeError(
+                f"client must be a redis.asyncio.Redis or RedisCluster, got {type(client).__name__}"
+            )
         if (url is None) == (client is None):
             raise ValueError("RedisStore needs exactly one of url= or client=")
         if redis_kwargs is not None and client is not None:
@@ -178,19 +192,20 @@ class RedisStore(BaseStore):
         self._injected = client
         self._url = url
         if url is not None:
+            if not isinstance(url, str):
+                raise TypeError(f"url must be a str, got {type(url).__name__}")
             self.url = mask_url(url)
         else:
             assert client is not None
             self.url = _client_url(client)
+        self._secrets = url_secrets(url) if url is not None else []
         if url is not None:
-            try:
-                parse_url(url)
-            except ValueError as exc:
-                raise SessionConfigError(f"bad Redis URL {self.url}: {exc}") from None
+            _check_url(url, self.url)
         self._redis_kwargs = _check_redis_kwargs(url, redis_kwargs)
         self._injected_free = client is not None  # the first loop gets the injected client
         self._ready = False
-        self._clients: PerLoop[aioredis.Redis] = PerLoop()
+        self._cluster = isinstance(client, RedisCluster)
+        self._clients: PerLoop[Any] = PerLoop()  # Redis or RedisCluster clients
 
     @property
     def location(self) -> str:
@@ -263,16 +278,28 @@ class RedisStore(BaseStore):
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
         # id may appear twice when Redis resizes its key table mid-listing.
+        # On a cluster the primaries are scanned one after the other, in name order; the
+        # cursor is then "<node>.<scan cursor>" (a plain store's cursor has no '.').
         client = await self._ready_client()
-        scan_cursor, after = _parse_cursor(cursor)
+        nodes: list[Any] = [None]
+        if self._cluster:
+            async with self._errors():
+                await client.initialize()  # a new loop's client knows no nodes before
+            nodes = sorted(client.get_primaries(), key=lambda node: node.name)
+        node, scan_cursor, after = _parse_cursor(cursor, cluster=self._cluster)
+        if node >= len(nodes):
+            raise ValueError(f"not a cursor of this RedisStore's nodes: {cursor!r}")
         pattern = _glob_escape(self.key_prefix + _escape(prefix)).encode() + b"*"
         skip = len(self.key_prefix.encode())
         found: list[str] = []
         async with self._errors():
             while True:
+                target = {} if nodes[node] is None else {"target_nodes": nodes[node]}
                 next_cursor, keys = await client.scan(
-                    scan_cursor, match=pattern, count=_SCAN_COUNT, _type="list"
+                    scan_cursor, match=pattern, count=_SCAN_COUNT, _type="list", **target
                 )
+                if isinstance(next_cursor, dict):  # a cluster answers per node
+                    next_cursor = next_cursor[nodes[node].name]
                 batch = sorted(
                     {sid for key in keys if (sid := _session_id_of(_as_bytes(key)[skip:]))}
                 )
@@ -282,27 +309,33 @@ class RedisStore(BaseStore):
                 if len(batch) > room:
                     # Resume inside this batch next time: rescan it, skip what we returned.
                     found.extend(batch[:room])
-                    return SessionsPage(found, _format_cursor(scan_cursor, found[-1]))
+                    return SessionsPage(
+                        found, _format_cursor(node, scan_cursor, found[-1], self._cluster)
+                    )
                 found.extend(batch)
                 after = None
                 scan_cursor = int(next_cursor)
                 if scan_cursor == 0:
-                    return SessionsPage(found, None)
+                    node += 1
+                    if node == len(nodes):
+                        return SessionsPage(found, None)
                 if len(found) == limit:
-                    return SessionsPage(found, _format_cursor(scan_cursor, None))
+                    return SessionsPage(
+                        found, _format_cursor(node, scan_cursor, None, self._cluster)
+                    )
 
     async def _close(self) -> None:
         """Close every client this store created, whichever loop created it and whichever
         loop calls this (an injected client stays open)."""
         injected = self._injected
 
-        async def close_client(client: aioredis.Redis) -> None:
+        async def close_client(client: Any) -> None:
             if client is not injected:
                 await client.aclose()
 
         await self._clients.close_all(close_client, self.connect_timeout)
 
-    async def _ready_client(self) -> aioredis.Redis:
+    async def _ready_client(self) -> Any:  # aioredis.Redis or RedisCluster
         """The running loop's client, once the key layout's version was checked."""
         self.check_open()
         client = self._clients.get(self._first_client)
@@ -316,16 +349,17 @@ class RedisStore(BaseStore):
     def _key(self, session_id: str) -> bytes:
         return session_key(self.key_prefix, session_id)
 
-    async def _check_schema(self, client: aioredis.Redis) -> None:
+    async def _check_schema(self, client: Any) -> None:
         """Record the key layout's version under the prefix itself (a key no session can
         have: session keys never end with ``:``), or refuse a newer one (once per store)."""
         marker = self.key_prefix.encode("utf-8")
         async with self._errors(), client.pipeline(transaction=False) as pipe:
-            # A cluster node answers for its own slots only: refuse it before writing.
-            pipe.execute_command("INFO", "cluster")
-            info = (await pipe.execute(raise_on_error=False))[0]
-            if isinstance(info, dict) and str(info.get("cluster_enabled", 0)) == "1":
-                raise SessionConfigError(_CLUSTER_UNSUPPORTED + f"server: {self.url}.")
+            if not self._cluster:
+                # A cluster node answers for its own slots only: refuse it before writing.
+                pipe.execute_command("INFO", "cluster")
+                info = (await pipe.execute(raise_on_error=False))[0]
+                if isinstance(info, dict) and str(info.get("cluster_enabled", 0)) == "1":
+                    raise SessionConfigError(f"Redis at {self.url} {_CLUSTER_NODE}")
             pipe.set(marker, SCHEMA_VERSION, nx=True)
             pipe.get(marker)
             _, raw = await pipe.execute()
@@ -343,15 +377,19 @@ class RedisStore(BaseStore):
             )
         self._ready = True
 
-    def _new_client(self) -> aioredis.Redis:
+    def _new_client(self) -> Any:  # aioredis.Redis or RedisCluster
         if self._url is not None:
             try:
                 return _client_from_url(
                     self._url, self.connect_timeout, self.socket_timeout, self._redis_kwargs
                 )
             except ValueError as exc:
-                raise SessionConfigError(f"bad Redis URL {self.url}: {exc}") from None
+                raise SessionConfigError(
+                    f"bad Redis URL {self.url}: {scrub(str(exc), self._secrets)}"
+                ) from None
         assert self._injected is not None
+        if isinstance(self._injected, RedisCluster):
+            return _cluster_like(self._injected)
         pool = self._injected.connection_pool
         return aioredis.Redis(
             connection_pool=aioredis.ConnectionPool(
@@ -359,7 +397,7 @@ class RedisStore(BaseStore):
             )
         )
 
-    def _first_client(self) -> aioredis.Redis:
+    def _first_client(self) -> Any:  # aioredis.Redis or RedisCluster
         """A client for a loop new to this store (called under ``PerLoop``'s lock)."""
         if self._injected_free and self._injected is not None:
             self._injected_free = False
@@ -375,11 +413,12 @@ class RedisStore(BaseStore):
             raise self._translate(exc, write) from exc
         except OSError as exc:
             raise SessionBackendError(
-                f"Redis at {self.url} failed: {exc}", may_have_written=write
+                f"Redis at {self.url} failed: {scrub(str(exc), self._secrets)}",
+                may_have_written=write,
             ) from exc
 
     def _translate(self, exc: RedisError, write: bool) -> Exception:
-        text = str(exc)
+        text = scrub(str(exc), self._secrets)
         where = f"Redis at {self.url}"
         if isinstance(exc, RedisAuthenticationError) or text.startswith(("WRONGPASS", "NOAUTH")):
             return BackendAuthenticationError(f"{where} refused the credentials: {text}")
@@ -411,8 +450,8 @@ class RedisStore(BaseStore):
                     "needs to refresh it only on a list; nothing was written. With "
                     f"fakeredis, install fakeredis[lua]: {text}"
                 )
-            if text.startswith(("MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT")):
-                return SessionConfigError(_CLUSTER_UNSUPPORTED + f"server: {self.url}.")
+            if text.startswith(("MOVED", "ASK")) and not self._cluster:
+                return SessionConfigError(f"{where} {_CLUSTER_NODE}")
             return SessionBackendError(f"{where} refused the command: {text}")
         return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
 
@@ -439,7 +478,7 @@ class RedisSession(BaseSession[RedisStore]):
         url: str | None = None,
         *,
         store: RedisStore | None = None,
-        redis_client: aioredis.Redis | None = None,
+        redis_client: aioredis.Redis | RedisCluster | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
@@ -448,11 +487,10 @@ class RedisSession(BaseSession[RedisStore]):
         session_settings: SessionSettings | None = None,
     ) -> None:
         if redis_client is not None:
-            if isinstance(redis_client, RedisCluster):
-                raise SessionConfigError(_CLUSTER_UNSUPPORTED + "client.")
-            if not isinstance(redis_client, aioredis.Redis):
+            if not isinstance(redis_client, (aioredis.Redis, RedisCluster)):
                 raise TypeError(
-                    f"redis_client must be a redis.asyncio.Redis, got {type(redis_client).__name__}"
+                    "redis_client must be a redis.asyncio.Redis or RedisCluster, got "
+                    f"{type(redis_client).__name__}"
                 )
             if url is not None or store is not None:
                 raise SessionConfigError("pass one of url, store= or redis_client=, not several")
@@ -566,8 +604,67 @@ def _sdk_key_prefix(key_prefix: object) -> str:
     return _check_key_prefix(key_prefix)
 
 
-def _client_url(client: aioredis.Redis) -> str:
+_DB_PATH = re.compile(r"/?(\d*)/?")
+_UNKNOWN_KEYWORD = re.compile(r"unexpected keyword argument '([^']*)'")
+
+
+def _check_url(url: str, masked: str) -> None:
+    """Refuse, at once and with ``SessionConfigError`` naming the option, what redis-py
+    would take silently or fail on only at the first call: a database number that is not
+    one (``redis://host/abc`` would use database 0), a negative one, and an option no
+    connection takes (``?bogus=1``, a bare ``TypeError`` at the first command)."""
+    check_userinfo(url)
+    try:
+        parts = urlsplit(url)
+        kwargs = parse_url(url)
+    except ValueError as exc:
+        raise SessionConfigError(
+            f"bad Redis URL {masked}: {scrub(str(exc), url_secrets(url))}"
+        ) from None
+    path = unquote(parts.path)
+    if parts.scheme.lower() != "unix" and not _DB_PATH.fullmatch(path):
+        raise SessionConfigError(
+            f"the database number (the path) of Redis URL {masked} must be an integer "
+            f">= 0, got {path.lstrip('/')!r}"
+        )
+    db = kwargs.get("db", 0)
+    if not isinstance(db, int) or db < 0:
+        raise SessionConfigError(f"option db of Redis URL {masked} must be >= 0, got {db!r}")
+    try:
+        # The driver's own check of its options: a connection object, not connected.
+        ConnectionPool.from_url(url).make_connection()  # type: ignore[no-untyped-call]
+    except TypeError as exc:
+        found = _UNKNOWN_KEYWORD.search(str(exc))
+        name = found.group(1) if found else str(exc)
+        raise SessionConfigError(f"unknown option {name!r} in Redis URL {masked}") from None
+    except ValueError as exc:
+        raise SessionConfigError(
+            f"bad Redis URL {masked}: {scrub(str(exc), url_secrets(url))}"
+        ) from None
+
+
+def _cluster_like(client: RedisCluster) -> RedisCluster:
+    """A new cluster client with ``client``'s startup nodes and connection settings, for
+    an event loop that ``client`` does not serve."""
+    accepted = inspect.signature(RedisCluster.__init__).parameters
+    settings = {
+        name: value
+        for name, value in client.connection_kwargs.items()
+        if name in accepted and name not in _NOT_COPIED
+    }
+    nodes = [ClusterNode(node.host, node.port) for node in client.startup_nodes]
+    return RedisCluster(startup_nodes=nodes, retry=client.retry, **settings)
+
+
+# Set per client (or derived from the startup nodes), not connection settings to copy.
+_NOT_COPIED = frozenset({"host", "port", "startup_nodes", "retry", "event_dispatcher"})
+
+
+def _client_url(client: aioredis.Redis | RedisCluster) -> str:
     """A password-free URL describing an injected client's server, for error messages."""
+    if isinstance(client, RedisCluster):
+        nodes = ",".join(f"{node.host}:{node.port}" for node in client.startup_nodes)
+        return f"redis://{nodes} (Redis Cluster)"
     kwargs = client.connection_pool.connection_kwargs
     if "path" in kwargs:
         return f"unix://{kwargs['path']}?db={kwargs.get('db', 0)}"
@@ -593,17 +690,20 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + char if char in "*?[]\\^" else char for char in text)
 
 
-def _format_cursor(scan_cursor: int, after: str | None) -> str:
-    return f"{scan_cursor}" if after is None else f"{scan_cursor}:{after}"
+def _format_cursor(node: int, scan_cursor: int, after: str | None, cluster: bool) -> str:
+    head = f"{node}.{scan_cursor}" if cluster else f"{scan_cursor}"
+    return head if after is None else f"{head}:{after}"
 
 
-def _parse_cursor(cursor: str | None) -> tuple[int, str | None]:
-    """Split a cursor of ours into the SCAN cursor and the last id returned from its batch."""
+def _parse_cursor(cursor: str | None, *, cluster: bool) -> tuple[int, int, str | None]:
+    """Split a cursor of ours into the node's index (0 but on a cluster), the SCAN cursor
+    and the last id returned from its batch."""
     if cursor is None:
-        return 0, None
+        return 0, 0, None
     if not isinstance(cursor, str):
         raise TypeError(f"cursor must be a str or None, got {type(cursor).__name__}")
     head, sep, after = cursor.partition(":")
-    if not head.isdigit():
+    node, dot, scan = head.partition(".") if cluster else ("0", ".", head)
+    if not (dot and node.isdigit() and scan.isdigit()):
         raise ValueError(f"not a RedisStore listing cursor: {cursor!r}")
-    return int(head), after if sep else None
+    return int(node), int(scan), after if sep else None

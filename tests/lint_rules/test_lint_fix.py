@@ -30,13 +30,15 @@ else:
 
 def test_fix_rewrites_every_use_and_reports_nothing_left(project: Path, lint: Lint) -> None:
     target = project / "m.py"
-    target.write_text("import old_name\nold_name.run(old_name='old_name')\n")
+    target.write_text("import old_name\nold_name.run(old_name=getattr(old_name, 'old_name'))\n")
 
     outcome = lint("fix")
 
     assert outcome.code == 0
-    assert target.read_text() == "import new_name\nnew_name.run(new_name='new_name')\n"
-    assert outcome.out == "Fixed 4 errors, 0 remaining.\n"
+    assert target.read_text() == (
+        "import new_name\nnew_name.run(new_name=getattr(new_name, 'new_name'))\n"
+    )
+    assert outcome.out == "Fixed 5 errors, 0 remaining.\n"
 
 
 def test_fix_leaves_files_whose_findings_per_file_ignores_turn_off(

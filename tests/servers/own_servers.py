@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -120,6 +121,19 @@ def postgres_with_password() -> Iterator[int]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _cluster_port() -> int:
+    """A free port P below 55536 whose cluster bus port, P + 10000, is free too."""
+    while True:
+        port = random.randrange(20000, 45000)
+        try:
+            with socket.socket() as probe, socket.socket() as bus:
+                probe.bind(("127.0.0.1", port))
+                bus.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
+
+
 @contextlib.contextmanager
 def redis_cluster(nodes: int = 3) -> Iterator[list[int]]:
     """A Redis Cluster of ``nodes`` primaries (no replicas) on spare loopback ports, in a
@@ -128,7 +142,11 @@ def redis_cluster(nodes: int = 3) -> Iterator[list[int]]:
     if server is None or cli is None:
         pytest.skip("redis-server and redis-cli are needed to start a Redis Cluster")
     root = tempfile.mkdtemp(prefix="agent-sessions-cluster-")
-    ports = [spare_port() for _ in range(nodes)]
+    ports: list[int] = []
+    while len(ports) < nodes:
+        port = _cluster_port()
+        if port not in ports:
+            ports.append(port)
     processes: list[subprocess.Popen[bytes]] = []
     try:
         for port in ports:

@@ -1,0 +1,410 @@
+"""Encryption at rest, with optional expiry, for any session: a wrapper over the protocol.
+
+::
+
+    from agent_sessions import SQLiteSession
+    from agent_sessions.encrypted import EncryptedSession, generate_key
+
+    key = generate_key()  # keep it in your secret manager, not next to the database
+    session = EncryptedSession(SQLiteSession("user_123", "chats.db"), key=key, ttl=3600)
+
+Every item is encrypted before it reaches the wrapped session, which stores only
+envelopes (JSON objects holding ciphertext); ``get_items`` decrypts them. What a caller may
+rely on:
+
+- **Cipher.** AES-256-GCM (authenticated: a changed byte fails to decrypt, it is never
+  returned altered), a fresh random 96-bit nonce per item. Chosen over Fernet for its
+  associated data (the header and the session id are authenticated without being
+  encrypted), its 256-bit key and its size (no second base64 layer, no HMAC block).
+- **Keys.** The master key is 32 or more random bytes (or their base64, as
+  :func:`generate_key` returns; a password is refused: HKDF does not harden it). Each session
+  encrypts with its own key, derived with HKDF-SHA256 from the master key and the session
+  id, and binds the session id as associated data: an item copied into another session
+  does not decrypt there. ``keys=[new, old, ...]`` rotates: writes use the first key,
+  reads use whichever one an item names (a short key id in the envelope, derived per
+  session, so it does not link sessions that share a key).
+- **Expiry.** With ``ttl`` (seconds), an item older than ``ttl`` at read time is never
+  returned. The write time is authenticated, so it cannot be moved forward; it is checked
+  against the reader's ``ttl``, so shortening it applies to items already stored. Expired
+  items stay in the wrapped store until ``clear_session``, ``pop_item`` or the store's own
+  expiry (Redis ``ttl=``) removes them.
+- **Unreadable items never break a read.** Expired items, items whose key is not among
+  ``keys``, tampered or malformed envelopes and plaintext items are skipped; each call that
+  skipped any logs one warning (logger ``agent_sessions``) counting them by reason.
+- **Limits count readable items.** ``get_items(limit=N)`` returns the latest ``N`` items
+  that decrypt, reading a window twice as large from the wrapped session each time the
+  last one held too few. A row the wrapped store itself skips as corrupt (not JSON, written
+  by something else) still counts towards that store's window, as the conformance kit
+  documents for every backend.
+- **pop_item** returns the latest readable item. Above it, expired, tampered and
+  malformed items are removed (they are of no use to anyone holding these keys). An item
+  encrypted with a key this session does not hold, or stored as plaintext, is someone's
+  readable history: ``pop_item`` puts it back on top (``add_items``) and raises
+  :class:`UnreadableItemError` rather than destroy it. Putting back is a second call: a
+  writer that appends in between ends up below it.
+- **Positions are not bound.** The protocol gives a wrapper no stable position (``pop_item``
+  and other writers move them), so someone who can write to the store can reorder or
+  delete items of a session, or replay one of its own items; they cannot read, alter,
+  forge or move items between sessions.
+- **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too.
+
+``cryptography`` is an optional dependency: ``pip install "agent-sessions[encryption]"``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import inspect
+import logging
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ._json import decode_item, decode_items, encode_items
+from .base import MAX_INT64
+from .errors import SessionClosedError, SessionConfigError, SessionError
+from .protocol import (
+    Item,
+    Session,
+    SessionABC,
+    SessionSettings,
+    coerce_session_settings,
+    validate_session_id,
+)
+
+try:
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+except ImportError as exc:  # pragma: no cover - exercised without the extra installed
+    raise ImportError(
+        'agent_sessions.encrypted needs the cryptography package: pip install "agent-sessions'
+        '[encryption]"'
+    ) from exc
+
+__all__ = ["ENVELOPE_FORMAT", "EncryptedSession", "UnreadableItemError", "generate_key"]
+
+logger = logging.getLogger("agent_sessions")
+
+ENVELOPE_FORMAT: Final = "agent_sessions.aes256gcm.v1"
+"""The ``__enc__`` marker of the envelopes this module writes. An envelope is
+``{"__enc__": ENVELOPE_FORMAT, "kid": key id, "at": write time in ms, "data": base64 of
+nonce + ciphertext + tag}``; the associated data binds the format, key id, write time and
+session id."""
+
+MIN_KEY_BYTES: Final = 32
+_NONCE_BYTES: Final = 12
+_KEY_ID_BYTES: Final = 6
+_HKDF_INFO: Final = b"agent_sessions.encrypted.v1\x00"
+
+# Why an item was skipped; the first two are removed by pop_item, the last two kept.
+_EXPIRED, _TAMPERED = "expired", "tampered or corrupt"
+_UNKNOWN_KEY, _PLAINTEXT = "encrypted with a key not in keys", "not encrypted"
+_DISCARDED_BY_POP: Final = frozenset({_EXPIRED, _TAMPERED})
+
+
+class UnreadableItemError(SessionError):
+    """``pop_item`` found, on top of the session, an item it must not destroy: encrypted
+    with a key this session does not hold, or stored as plaintext. It was put back;
+    nothing was removed."""
+
+
+def generate_key() -> str:
+    """A new random master key (32 bytes, URL-safe base64): pass it as ``key=``."""
+    return base64.urlsafe_b64encode(os.urandom(MIN_KEY_BYTES)).decode("ascii")
+
+
+class EncryptedSession(SessionABC):
+    """``session``'s items encrypted at rest (AES-256-GCM, a key per session derived with
+    HKDF), optionally unreadable once older than ``ttl`` seconds.
+
+    Give exactly one of ``key`` (a master key) or ``keys`` (newest first: writes use the
+    first, reads any). ``clock`` returns the current time in seconds (default
+    ``time.time``). ``session_settings`` defaults to the wrapped session's; their ``limit``
+    counts readable items.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        key: str | bytes | None = None,
+        keys: Sequence[str | bytes] | None = None,
+        ttl: float | None = None,
+        clock: Callable[[], float] = time.time,
+        session_settings: SessionSettings | None = None,
+    ) -> None:
+        if not isinstance(session, Session):
+            raise TypeError(f"EncryptedSession wraps a Session, got {type(session).__name__}")
+        self.session_id = validate_session_id(session.session_id)
+        self.session = session
+        self._settings = coerce_session_settings(session_settings)
+        self.ttl = _check_ttl(ttl)
+        self._clock = clock
+        self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
+        self._by_id = {session_key.key_id: session_key for session_key in reversed(self._keys)}
+        self._closed = False
+
+    @property
+    def session_settings(self) -> SessionSettings | None:
+        """The settings given to this wrapper, else the wrapped session's (read at each
+        call, so the Agents SDK's default there stays the SDK's). Assign to change them;
+        ``None`` goes back to the wrapped session's. Their ``limit`` counts readable items."""
+        return self._settings if self._settings is not None else self.session.session_settings
+
+    @session_settings.setter
+    def session_settings(self, settings: SessionSettings | None) -> None:
+        self._settings = coerce_session_settings(settings)
+
+    def __repr__(self) -> str:
+        return f"EncryptedSession({self.session!r}, keys={len(self._keys)}, ttl={self.ttl!r})"
+
+    async def get_items(self, limit: int | None = None) -> list[Item]:
+        """The latest ``limit`` readable items (default ``session_settings.limit``, else
+        all), oldest first; unreadable ones skipped with one warning."""
+        self._check_open()
+        wanted = self._effective_limit(limit)
+        if wanted == 0:
+            return []
+        skipped: Counter[str] = Counter()
+        if wanted is None or wanted >= MAX_INT64:
+            items = self._open_all(await self.session.get_items(MAX_INT64), skipped)
+        else:
+            window = wanted
+            seen: dict[str, str] | None = None
+            while True:
+                stored = await self.session.get_items(window)
+                skipped = Counter()
+                items = self._open_all(stored, skipped, seen)
+                if len(items) >= wanted or len(stored) < window or window >= MAX_INT64:
+                    break
+                # Too few readable items: a wider window, which holds this one's items again.
+                window, seen = min(window * 2, MAX_INT64), {} if seen is None else seen
+            items = items[-wanted:]
+        self._warn(skipped, "get_items skipped")
+        return items
+
+    async def add_items(self, items: list[Item]) -> None:
+        """Encrypt ``items`` (validated first, as every session does) and store them as one
+        atomic batch."""
+        self._check_open()
+        encoded = encode_items(items)
+        if encoded:
+            at = int(self._clock() * 1000)
+            await self.session.add_items(self._keys[0].seal(encoded, at))
+
+    async def pop_item(self) -> Item | None:
+        """Remove and return the latest readable item; see the module's documentation for
+        what happens to unreadable items above it."""
+        self._check_open()
+        skipped: Counter[str] = Counter()
+        try:
+            while True:
+                stored = await self.session.pop_item()
+                if stored is None:
+                    return None
+                opened = self._open(stored)
+                if not isinstance(opened, str):
+                    return opened
+                if opened in _DISCARDED_BY_POP:
+                    skipped[opened] += 1
+                    continue
+                await self.session.add_items([stored])
+                raise UnreadableItemError(
+                    f"pop_item on session {self.session_id!r}: the latest item is {opened} "
+                    f"({_describe(stored)}); it was put back, not removed. Pass its key in "
+                    "keys=[...] to read it."
+                )
+        finally:
+            self._warn(skipped, "pop_item removed")
+
+    async def clear_session(self) -> None:
+        """Remove every item of the wrapped session."""
+        self._check_open()
+        await self.session.clear_session()
+
+    async def close(self) -> None:
+        """Close this wrapper and the session it wraps. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        close = getattr(self.session, "close", None)
+        if callable(close):
+            result = close()
+            if inspect.isawaitable(result):
+                await result
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosedError(f"EncryptedSession {self.session_id!r} is closed")
+
+    def _open_all(
+        self, stored: list[Item], skipped: Counter[str], seen: dict[str, str] | None = None
+    ) -> list[Item]:
+        """The readable items of ``stored`` (fresh dicts), in order; reasons for the others
+        counted in ``skipped``. ``seen`` (ciphertext -> plaintext or reason) spares the
+        windows of one read from decrypting an item twice, and decides its expiry once."""
+        oldest = self._oldest_live()
+        texts: list[str] = []
+        for envelope in stored:
+            data = envelope.get("data")
+            if seen is not None and type(data) is str:
+                text = seen.get(data)
+                if text is None:
+                    text = seen[data] = self._plaintext(envelope, oldest)
+            else:
+                text = self._plaintext(envelope, oldest)
+            if text.startswith("{"):  # else a reason: every plaintext is a JSON object
+                texts.append(text)
+            else:
+                skipped[text] += 1
+        return decode_items(enumerate(texts), where=self._where)
+
+    def _open(self, envelope: Item) -> Item | str:
+        """The item inside ``envelope`` (a fresh dict), or the reason it cannot be returned."""
+        text = self._plaintext(envelope, self._oldest_live())
+        if not text.startswith("{"):
+            return text
+        item = decode_item(text, where=self._where(0))
+        return _TAMPERED if item is None else item
+
+    def _oldest_live(self) -> float | None:
+        """The write time (ms) below which an item has expired, or ``None`` without a TTL."""
+        return None if self.ttl is None else (self._clock() - self.ttl) * 1000
+
+    def _plaintext(self, envelope: Item, oldest: float | None) -> str:
+        """The JSON text inside ``envelope``, or the reason it cannot be returned."""
+        if envelope.get("__enc__") != ENVELOPE_FORMAT:
+            return _PLAINTEXT
+        key_id, at, data = envelope.get("kid"), envelope.get("at"), envelope.get("data")
+        if type(key_id) is not str or type(at) is not int or type(data) is not str:
+            return _TAMPERED
+        session_key = self._by_id.get(key_id)
+        if session_key is None:
+            return _UNKNOWN_KEY
+        text = session_key.unseal(data, at)
+        if text is None:
+            return _TAMPERED
+        if oldest is not None and at < oldest:
+            return _EXPIRED
+        return text
+
+    def _where(self, _: object) -> str:
+        return f"encrypted session {self.session_id!r}"
+
+    def _warn(self, skipped: Counter[str], call: str) -> None:
+        counts = [f"{count} {reason}" for reason, count in sorted(skipped.items()) if count]
+        if counts:
+            logger.warning(
+                "encrypted session %r: %s unreadable items: %s",
+                self.session_id,
+                call,
+                ", ".join(counts),
+            )
+
+
+@dataclass(frozen=True)
+class _SessionKey:
+    """One master key's cipher for one session, the id its envelopes carry, and the
+    constant parts of their associated data (format, key id, then write time, session id)."""
+
+    key_id: str
+    cipher: AESGCM
+    aad_head: bytes
+    aad_tail: bytes
+
+    @classmethod
+    def derive(cls, master: bytes, session_id: str) -> _SessionKey:
+        session_bytes = session_id.encode("utf-8")
+        hkdf = HKDF(
+            algorithm=hashes.SHA256(),
+            length=32 + _KEY_ID_BYTES,
+            salt=None,
+            info=_HKDF_INFO + session_bytes,
+        )
+        material = hkdf.derive(master)
+        key_id = base64.urlsafe_b64encode(material[32:]).decode("ascii")
+        head = b"%s\x00%s\x00" % (ENVELOPE_FORMAT.encode(), key_id.encode())
+        return cls(key_id, AESGCM(material[:32]), head, b"\x00" + session_bytes)
+
+    def seal(self, texts: list[str], at: int) -> list[Item]:
+        """One envelope per JSON text, all written at ``at`` (ms)."""
+        associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+        nonces = os.urandom(_NONCE_BYTES * len(texts))
+        envelopes: list[Item] = []
+        for index, text in enumerate(texts):
+            nonce = nonces[index * _NONCE_BYTES : (index + 1) * _NONCE_BYTES]
+            sealed = nonce + self.cipher.encrypt(nonce, text.encode("utf-8"), associated)
+            data = binascii.b2a_base64(sealed, newline=False).decode("ascii")
+            envelopes.append(
+                {"__enc__": ENVELOPE_FORMAT, "kid": self.key_id, "at": at, "data": data}
+            )
+        return envelopes
+
+    def unseal(self, data: str, at: int) -> str | None:
+        """The text sealed in ``data`` at ``at``, or ``None`` if it does not authenticate."""
+        try:
+            # Lenient base64: any change to the bytes fails authentication below anyway.
+            raw = binascii.a2b_base64(data)
+            associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+            plain = self.cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated)
+            return plain.decode("utf-8")
+        except (binascii.Error, ValueError, InvalidTag):
+            return None
+
+
+def _masters(key: str | bytes | None, keys: Sequence[str | bytes] | None) -> list[bytes]:
+    if (key is None) == (keys is None):
+        raise SessionConfigError("EncryptedSession takes exactly one of key= or keys=")
+    if keys is not None and isinstance(keys, (str, bytes)):
+        raise SessionConfigError("keys= takes a list of keys (newest first), not one key")
+    given = [key] if keys is None else list(keys)
+    if not given:
+        raise SessionConfigError("keys= is empty: give at least one key (newest first)")
+    return [_master_bytes(master, index) for index, master in enumerate(given)]
+
+
+def _master_bytes(master: object, index: int) -> bytes:
+    where = f"key {index}"
+    if isinstance(master, str):
+        try:
+            decoded = base64.urlsafe_b64decode(master.encode("ascii"))
+        except (UnicodeEncodeError, binascii.Error, ValueError):
+            decoded = b""
+        if len(decoded) < MIN_KEY_BYTES:
+            raise SessionConfigError(
+                f"{where} is a str but not the base64 of {MIN_KEY_BYTES}+ random bytes: use "
+                "generate_key() (a password is not a key: HKDF does not harden it)"
+            )
+        return decoded
+    if isinstance(master, (bytes, bytearray)):
+        if len(master) < MIN_KEY_BYTES:
+            raise SessionConfigError(
+                f"{where} has {len(master)} bytes; a master key needs {MIN_KEY_BYTES}+ random bytes"
+            )
+        return bytes(master)
+    raise TypeError(f"{where} must be bytes or a base64 str, got {type(master).__name__}")
+
+
+def _check_ttl(ttl: object) -> float | None:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
+        raise TypeError(f"ttl must be a number of seconds or None, got {type(ttl).__name__}")
+    if not math.isfinite(ttl) or ttl <= 0:
+        raise SessionConfigError(f"ttl must be a number of seconds > 0, got {ttl!r}")
+    return float(ttl)
+
+
+def _describe(envelope: Item) -> str:
+    if envelope.get("__enc__") == ENVELOPE_FORMAT:
+        return f"key id {envelope.get('kid')!r}"
+    return f"keys {sorted(map(str, envelope))[:5]}"

@@ -1,0 +1,118 @@
+"""EncryptedSession over the real Redis: the conformance kit, and the raw values."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import redis.asyncio as aioredis
+
+from agent_sessions import Session, SessionSettings
+from agent_sessions.encrypted import EncryptedSession, generate_key
+from agent_sessions.redis import RedisSession, RedisStore, session_key
+from agent_sessions.testing import SessionConformance
+
+from .test_conformance import FreezableServer
+
+SECRET = "the launch code is 0000-swordfish"
+
+
+def open_encrypted_redis(
+    session_id: str, *, url: str, key_prefix: str, key: str
+) -> EncryptedSession:
+    """An encrypted session on Redis (module level: child processes call it)."""
+    return EncryptedSession(RedisSession(session_id, url, key_prefix=key_prefix), key=key)
+
+
+class TestEncryptedRedisSession(FreezableServer, SessionConformance):
+    supports_processes = True
+    frozen_cancel_discards_write = False  # as for Redis itself (tests/servers/test_conformance.py)
+    key = generate_key()
+    url: str
+    key_prefix: str
+    store: RedisStore
+
+    @pytest.fixture(autouse=True)
+    async def redis_store(self, redis_url: str, redis_prefix: str) -> AsyncIterator[None]:
+        self.url, self.key_prefix = redis_url, redis_prefix + "encrypted:"
+        async with RedisStore(redis_url, key_prefix=self.key_prefix) as store:
+            self.store = store
+            yield
+
+    async def create_session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> Session:
+        inner = self.store.session(session_id)
+        return EncryptedSession(inner, key=self.key, session_settings=session_settings)
+
+    def child_session_factory(self) -> Callable[[str], Session]:
+        return functools.partial(
+            open_encrypted_redis, url=self.url, key_prefix=self.key_prefix, key=self.key
+        )
+
+    async def create_freezable_session(self, session_id: str) -> Session:
+        url = await self.proxied(self.url)
+        inner = RedisSession(
+            session_id, url, key_prefix=self.key_prefix, connect_timeout=1, socket_timeout=1
+        )
+        return EncryptedSession(inner, key=self.key)
+
+    async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
+        assert isinstance(session, EncryptedSession)
+        client = await self.store._ready_client()
+        await client.rpush(session_key(self.key_prefix, session.session_id), raw)
+
+
+@pytest.fixture
+async def store(redis_url: str, redis_prefix: str) -> AsyncIterator[RedisStore]:
+    async with RedisStore(redis_url, key_prefix=redis_prefix + "encrypted-raw:") as store:
+        yield store
+
+
+async def test_the_redis_values_hold_no_plaintext(
+    store: RedisStore, redis_client: aioredis.Redis
+) -> None:
+    session_id, key = f"user-{uuid.uuid4().hex}", generate_key()
+    item = {"role": "user", "content": SECRET}
+    session = EncryptedSession(store.session(session_id), key=key)
+    await session.add_items([item, {"role": "assistant", "content": [{"text": SECRET}]}])
+    assert (await session.get_items())[0] == item
+    plain_id = f"plain-{uuid.uuid4().hex}"
+    await store.session(plain_id).add_items([item])  # shows the search finds plaintext
+
+    async def raw_values(sid: str) -> bytes:
+        values = await redis_client.lrange(session_key(store.key_prefix, sid), 0, -1)
+        assert all(isinstance(value, bytes) for value in values)
+        return b"".join(value for value in values if isinstance(value, bytes))
+
+    needles = [SECRET.encode(), b"swordfish", b"launch"]
+    plain = await raw_values(plain_id)
+    assert all(needle in plain for needle in needles)
+    encrypted = await raw_values(session_id)
+    assert encrypted
+    assert not any(needle in encrypted for needle in needles)
+    assert key.encode() not in encrypted
+
+
+async def test_a_byte_flipped_in_a_redis_value_is_skipped_with_a_warning(
+    store: RedisStore, redis_client: aioredis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    session_id = f"tamper-{uuid.uuid4().hex}"
+    session = EncryptedSession(store.session(session_id), key=generate_key())
+    await session.add_items([{"n": 0}, {"content": SECRET}, {"n": 1}])
+    redis_key = session_key(store.key_prefix, session_id)
+    stored = await redis_client.lindex(redis_key, 1)
+    assert isinstance(stored, bytes)
+    envelope = json.loads(stored)
+    data = bytearray(base64.b64decode(envelope["data"]))
+    data[-1] ^= 0x80  # in the authentication tag
+    envelope["data"] = base64.b64encode(bytes(data)).decode("ascii")
+    await redis_client.lset(redis_key, 1, json.dumps(envelope))
+    with caplog.at_level(logging.WARNING):
+        assert await session.get_items() == [{"n": 0}, {"n": 1}]
+    assert any("1 tampered or corrupt" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,516 @@
+"""EncryptedSession over SQLite: the conformance kit, and what encryption adds to it.
+
+The wrapped sessions are real SQLite sessions; tampering and foreign keys are written into
+the real database, and the plaintext is looked for in the database's own bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import functools
+import json
+import logging
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_sessions import Session, SessionConfigError, SessionSettings, SQLiteSession, SQLiteStore
+from agent_sessions.encrypted import (
+    ENVELOPE_FORMAT,
+    EncryptedSession,
+    UnreadableItemError,
+    generate_key,
+)
+from agent_sessions.testing import SessionConformance
+
+from .test_sqlite_conformance import write_raw_row
+
+SECRET = "the launch code is 0000-swordfish"
+
+
+def open_encrypted_file(session_id: str, *, db_path: Path, key: str) -> EncryptedSession:
+    """An encrypted session on the SQLite file (module level: child processes call it)."""
+    return EncryptedSession(SQLiteSession(session_id, db_path), key=key)
+
+
+class TestEncryptedSQLiteMemorySession(SessionConformance):
+    """The kit through the wrapper, on one shared in-memory store."""
+
+    store: SQLiteStore
+    key = generate_key()
+
+    @pytest.fixture(autouse=True)
+    async def memory_store(self) -> AsyncIterator[None]:
+        async with SQLiteStore() as store:
+            self.store = store
+            yield
+
+    async def create_session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> Session:
+        inner = self.store.session(session_id)
+        return EncryptedSession(inner, key=self.key, session_settings=session_settings)
+
+    async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
+        assert isinstance(session, EncryptedSession)
+        await write_raw_row(session.session, raw)
+
+
+class TestEncryptedSQLiteFileSession(SessionConformance):
+    """The kit through the wrapper on a file, child processes included."""
+
+    supports_processes = True
+    db_path: Path
+    key = generate_key()
+
+    @pytest.fixture(autouse=True)
+    def database_file(self, tmp_path: Path) -> None:
+        self.db_path = tmp_path / "encrypted.db"
+
+    async def create_session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> Session:
+        return EncryptedSession(
+            SQLiteSession(session_id, self.db_path), key=self.key, session_settings=session_settings
+        )
+
+    def child_session_factory(self) -> Callable[[str], Session]:
+        return functools.partial(open_encrypted_file, db_path=self.db_path, key=self.key)
+
+    async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
+        assert isinstance(session, EncryptedSession)
+        await write_raw_row(session.session, raw)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+class Clock:
+    """A clock the test moves by hand (seconds)."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[SQLiteStore]:
+    async with SQLiteStore() as store:
+        yield store
+
+
+@pytest.fixture
+def session_id() -> str:
+    return f"user-{uuid.uuid4().hex}"
+
+
+def numbered(count: int, start: int = 0) -> list[dict[str, Any]]:
+    return [{"n": n} for n in range(start, start + count)]
+
+
+async def rewrite_latest(inner: SQLiteSession, change: Callable[[dict[str, Any]], None]) -> None:
+    """Change the newest stored envelope of ``inner`` in place, in the database."""
+    store, prefix = inner.store, inner.store.table_prefix
+
+    def rewrite(connection: object) -> None:
+        assert isinstance(connection, sqlite3.Connection)
+        row_id, raw = connection.execute(
+            f"SELECT id, item FROM {prefix}items WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+            (inner.session_id,),
+        ).fetchone()
+        envelope = json.loads(raw)
+        change(envelope)
+        connection.execute(
+            f"UPDATE {prefix}items SET item = ? WHERE id = ?", (json.dumps(envelope), row_id)
+        )
+
+    await store._run(rewrite)
+
+
+def flip_a_ciphertext_byte(envelope: dict[str, Any]) -> None:
+    data = bytearray(base64.b64decode(envelope["data"]))
+    data[len(data) // 2] ^= 0x01
+    envelope["data"] = base64.b64encode(bytes(data)).decode("ascii")
+
+
+def database_bytes(directory: Path, name: str) -> bytes:
+    """Every byte of the SQLite database ``name``.db: the file, its WAL and shared memory."""
+    return b"".join(path.read_bytes() for path in sorted(directory.glob(f"{name}.db*")))
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
+# -- nothing readable at rest ----------------------------------------------------------------
+
+
+async def test_the_database_file_holds_no_plaintext(tmp_path: Path, session_id: str) -> None:
+    key = generate_key()
+    item = {"role": "user", "content": SECRET}
+    async with EncryptedSession(SQLiteSession(session_id, tmp_path / "enc.db"), key=key) as session:
+        await session.add_items([item, {"role": "assistant", "content": [{"text": SECRET}]}])
+        assert (await session.get_items())[0] == item
+    # The same write without the wrapper, so the search below is shown to find plaintext.
+    async with SQLiteSession(session_id, tmp_path / "plain.db") as plain:
+        await plain.add_items([item])
+
+    needles = [SECRET.encode(), b"swordfish", b"launch"]
+    assert all(needle in database_bytes(tmp_path, "plain") for needle in needles)
+    encrypted = database_bytes(tmp_path, "enc")
+    assert encrypted
+    assert not any(needle in encrypted for needle in needles)
+    assert key.encode() not in encrypted
+
+
+async def test_the_inner_session_holds_only_envelopes(store: SQLiteStore, session_id: str) -> None:
+    inner = store.session(session_id)
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items([{"content": SECRET}])
+    (envelope,) = await inner.get_items()
+    assert set(envelope) == {"__enc__", "kid", "at", "data"}
+    assert envelope["__enc__"] == ENVELOPE_FORMAT
+    assert SECRET not in json.dumps(envelope)
+
+
+async def test_equal_items_encrypt_to_different_ciphertexts(
+    store: SQLiteStore, session_id: str
+) -> None:
+    inner = store.session(session_id)
+    await EncryptedSession(inner, key=generate_key()).add_items([{"same": 1}, {"same": 1}])
+    first, second = await inner.get_items()
+    assert first["data"] != second["data"]
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+
+async def test_a_wrong_key_reads_nothing_and_warns(
+    store: SQLiteStore, session_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    right, wrong = generate_key(), generate_key()
+    await EncryptedSession(store.session(session_id), key=right).add_items(numbered(3))
+    with caplog.at_level(logging.WARNING):
+        assert await EncryptedSession(store.session(session_id), key=wrong).get_items() == []
+    assert "3 encrypted with a key not in keys" in warnings_of(caplog)
+    assert await EncryptedSession(store.session(session_id), key=right).get_items() == numbered(3)
+
+
+async def test_an_item_moved_to_another_session_does_not_decrypt_there(
+    store: SQLiteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = generate_key()
+    alice, bob = (
+        store.session("alice-" + uuid.uuid4().hex),
+        store.session("bob-" + uuid.uuid4().hex),
+    )
+    await EncryptedSession(alice, key=key).add_items([{"content": SECRET}])
+    await EncryptedSession(bob, key=key).add_items([{"content": "bob's own"}])
+    await bob.add_items(await alice.get_items())  # a copy of alice's envelope, as stored
+    with caplog.at_level(logging.WARNING):
+        assert await EncryptedSession(bob, key=key).get_items() == [{"content": "bob's own"}]
+    assert "1 encrypted with a key not in keys" in warnings_of(caplog)
+
+
+async def test_rotation_writes_with_the_first_key_and_reads_with_any(
+    store: SQLiteStore, session_id: str
+) -> None:
+    old, new = generate_key(), generate_key()
+    await EncryptedSession(store.session(session_id), key=old).add_items([{"written": "old"}])
+    rotated = EncryptedSession(store.session(session_id), keys=[new, old])
+    await rotated.add_items([{"written": "new"}])
+    both = [{"written": "old"}, {"written": "new"}]
+    assert await rotated.get_items() == both
+    # The new item is under the new key only; once the old key is retired, only it reads.
+    assert await EncryptedSession(store.session(session_id), key=new).get_items() == both[1:]
+    assert await EncryptedSession(store.session(session_id), key=old).get_items() == both[:1]
+    assert await EncryptedSession(store.session(session_id), keys=[old, new]).get_items() == both
+
+
+async def test_keys_given_as_bytes_and_as_their_base64_are_the_same_key(
+    store: SQLiteStore, session_id: str
+) -> None:
+    key = generate_key()
+    raw = base64.urlsafe_b64decode(key)
+    await EncryptedSession(store.session(session_id), key=raw).add_items([{"n": 1}])
+    assert await EncryptedSession(store.session(session_id), key=key).get_items() == [{"n": 1}]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({}, "exactly one of key= or keys="),
+        ({"key": generate_key(), "keys": [generate_key()]}, "exactly one of key= or keys="),
+        ({"keys": []}, "keys= is empty"),
+        ({"keys": generate_key()}, "a list of keys"),
+        ({"key": "correct horse battery staple"}, "a password is not a key"),
+        ({"key": b"0123456789"}, "has 10 bytes"),
+        ({"key": generate_key(), "ttl": 0}, "ttl must be"),
+        ({"key": generate_key(), "ttl": -5}, "ttl must be"),
+        ({"key": generate_key(), "ttl": float("nan")}, "ttl must be"),
+    ],
+)
+def test_bad_options_raise_session_config_error(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(SessionConfigError, match=message):
+        EncryptedSession(SQLiteSession("s"), **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"key": 12345}, {"key": generate_key(), "ttl": True}, {"key": generate_key(), "ttl": "60"}],
+)
+def test_options_of_the_wrong_type_raise_type_error(options: dict[str, Any]) -> None:
+    with pytest.raises(TypeError):
+        EncryptedSession(SQLiteSession("s"), **options)
+
+
+def test_wrapping_something_that_is_not_a_session_raises_type_error() -> None:
+    with pytest.raises(TypeError, match="wraps a Session, got dict"):
+        EncryptedSession({"session_id": "x"}, key=generate_key())  # type: ignore[arg-type]
+
+
+# -- tampering -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        flip_a_ciphertext_byte,
+        lambda envelope: envelope.update(
+            at=envelope["at"] + 3_600_000
+        ),  # an older item made younger
+        lambda envelope: envelope.update(data=envelope["data"][:-8]),  # truncated
+        lambda envelope: envelope.update(data="not base64 at all!"),
+        lambda envelope: envelope.update(at="yesterday"),
+        lambda envelope: envelope.pop("data"),
+    ],
+    ids=["flipped-byte", "write-time", "truncated", "not-base64", "at-not-int", "no-data"],
+)
+async def test_a_tampered_item_is_skipped_with_a_warning_and_the_others_read(
+    store: SQLiteStore,
+    session_id: str,
+    caplog: pytest.LogCaptureFixture,
+    tamper: Callable[[dict[str, Any]], None],
+) -> None:
+    inner = store.session(session_id)
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items(numbered(2))
+    await session.add_items([{"content": SECRET}])
+    await rewrite_latest(inner, tamper)
+    await session.add_items([{"n": 2}])
+    with caplog.at_level(logging.WARNING):
+        assert await session.get_items() == numbered(3)
+        assert await session.get_items(limit=2) == numbered(3)[1:]
+    assert "1 tampered or corrupt" in warnings_of(caplog)
+
+
+async def test_plaintext_items_in_the_inner_session_are_never_returned(
+    store: SQLiteStore, session_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    inner = store.session(session_id)
+    await inner.add_items([{"content": "written before encryption"}])
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items([{"n": 0}])
+    with caplog.at_level(logging.WARNING):
+        assert await session.get_items() == [{"n": 0}]
+    assert "1 not encrypted" in warnings_of(caplog)
+
+
+# -- expiry ----------------------------------------------------------------------------------
+
+
+async def test_items_older_than_the_ttl_are_never_returned(
+    store: SQLiteStore, session_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    session = EncryptedSession(store.session(session_id), key=generate_key(), ttl=60, clock=clock)
+    await session.add_items([{"at": 0}])
+    clock.now += 50
+    await session.add_items([{"at": 50}])
+    clock.now += 10  # exactly 60 s after the first: not yet older than the ttl
+    assert await session.get_items() == [{"at": 0}, {"at": 50}]
+    clock.now += 1
+    with caplog.at_level(logging.WARNING):
+        assert await session.get_items() == [{"at": 50}]
+        assert await session.get_items(limit=2) == [{"at": 50}]
+    assert "1 expired" in warnings_of(caplog)
+    clock.now += 50
+    assert await session.get_items() == []
+
+
+async def test_the_readers_ttl_applies_to_items_already_stored(
+    store: SQLiteStore, session_id: str
+) -> None:
+    clock, key = Clock(), generate_key()
+    await EncryptedSession(store.session(session_id), key=key, clock=clock).add_items([{"n": 0}])
+    clock.now += 3600
+    without_ttl = EncryptedSession(store.session(session_id), key=key, clock=clock)
+    assert await without_ttl.get_items() == [{"n": 0}]
+    with_ttl = EncryptedSession(store.session(session_id), key=key, ttl=600, clock=clock)
+    assert await with_ttl.get_items() == []
+
+
+async def test_pop_item_removes_expired_items_and_returns_the_latest_live_one(
+    store: SQLiteStore, session_id: str
+) -> None:
+    clock, inner, key = Clock(), store.session(session_id), generate_key()
+    session = EncryptedSession(inner, key=key, ttl=60, clock=clock)
+    await session.add_items([{"n": 0}])
+    clock.now += 100
+    await session.add_items([{"n": 1}])
+    # Two stale items written "earlier" by a writer whose clock is behind.
+    stale = EncryptedSession(inner, key=key, clock=Clock(clock.now - 1000))
+    await stale.add_items([{"stale": 1}, {"stale": 2}])
+    assert await session.pop_item() == {"n": 1}
+    assert len(await inner.get_items()) == 1  # the two expired ones went with it
+    assert await session.pop_item() is None  # {"n": 0} has expired too
+    assert await inner.get_items() == []
+
+
+# -- limits count readable items -------------------------------------------------------------
+
+
+async def test_limit_counts_readable_items_past_many_unreadable_ones(
+    store: SQLiteStore, session_id: str
+) -> None:
+    key = generate_key()
+    session = EncryptedSession(store.session(session_id), key=key)
+    await session.add_items(numbered(5))
+    foreign = EncryptedSession(store.session(session_id), key=generate_key())
+    await foreign.add_items([{"foreign": n} for n in range(40)])
+    await session.add_items(numbered(1, start=5))
+    assert await session.get_items(limit=3) == numbered(6)[3:]
+    assert await session.get_items(limit=6) == numbered(6)
+    assert await session.get_items(limit=100) == numbered(6)
+    settings = EncryptedSession(
+        store.session(session_id), key=key, session_settings=SessionSettings(limit=2)
+    )
+    assert await settings.get_items() == numbered(6)[4:]
+
+
+async def test_the_settings_default_to_the_wrapped_sessions(store: SQLiteStore) -> None:
+    inner = store.session("s-" + uuid.uuid4().hex, session_settings=SessionSettings(limit=4))
+    assert EncryptedSession(inner, key=generate_key()).session_settings == SessionSettings(limit=4)
+
+
+# -- pop_item and unreadable items -----------------------------------------------------------
+
+
+async def test_pop_item_removes_tampered_items_above_the_latest_readable_one(
+    store: SQLiteStore, session_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    inner = store.session(session_id)
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items(numbered(2))
+    await session.add_items([{"content": SECRET}])
+    await rewrite_latest(inner, flip_a_ciphertext_byte)
+    with caplog.at_level(logging.WARNING):
+        assert await session.pop_item() == {"n": 1}
+    assert "1 tampered or corrupt" in warnings_of(caplog)
+    assert await session.get_items() == numbered(1)
+    assert len(await inner.get_items()) == 1
+
+
+async def test_pop_item_keeps_an_item_of_a_foreign_key_and_raises(
+    store: SQLiteStore, session_id: str
+) -> None:
+    inner, mine, theirs = store.session(session_id), generate_key(), generate_key()
+    await EncryptedSession(inner, key=mine).add_items(numbered(2))
+    await EncryptedSession(inner, key=theirs).add_items([{"theirs": 1}])
+    before = await inner.get_items()
+    with pytest.raises(UnreadableItemError, match="put back, not removed"):
+        await EncryptedSession(inner, key=mine).pop_item()
+    assert await inner.get_items() == before
+    assert await EncryptedSession(inner, key=theirs).pop_item() == {"theirs": 1}
+    assert await EncryptedSession(inner, key=mine).pop_item() == {"n": 1}
+
+
+async def test_pop_item_keeps_a_plaintext_item_and_raises(
+    store: SQLiteStore, session_id: str
+) -> None:
+    inner = store.session(session_id)
+    await inner.add_items([{"legacy": "plaintext"}])
+    with pytest.raises(UnreadableItemError, match="not encrypted"):
+        await EncryptedSession(inner, key=generate_key()).pop_item()
+    assert await inner.get_items() == [{"legacy": "plaintext"}]
+
+
+# -- concurrency -----------------------------------------------------------------------------
+
+
+async def test_concurrent_add_items_from_many_tasks_keep_every_batch_whole(
+    tmp_path: Path, session_id: str
+) -> None:
+    key, db_path = generate_key(), tmp_path / "concurrent.db"
+    sessions = [EncryptedSession(SQLiteSession(session_id, db_path), key=key) for _ in range(4)]
+
+    async def write(writer: int) -> None:
+        for batch in range(5):
+            items = [{"w": writer, "b": batch, "i": i} for i in range(3)]
+            await sessions[writer % 4].add_items(items)
+
+    await asyncio.gather(*(write(writer) for writer in range(8)))
+    items = await sessions[0].get_items()
+    assert len(items) == 8 * 5 * 3
+    for start in range(0, len(items), 3):
+        w, b = items[start]["w"], items[start]["b"]
+        assert items[start : start + 3] == [{"w": w, "b": b, "i": i} for i in range(3)]
+    for writer in range(8):
+        assert [it["b"] for it in items if it["w"] == writer and it["i"] == 0] == list(range(5))
+    for session in sessions:
+        await session.close()
+
+
+# -- without cryptography --------------------------------------------------------------------
+
+
+def test_agent_sessions_imports_without_cryptography() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['cryptography'] = None\n"  # as if not installed
+        "import agent_sessions\n"
+        "assert 'agent_sessions.encrypted' not in sys.modules\n"
+        "try:\n"
+        "    import agent_sessions.encrypted\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert 'pip install "agent-sessions[encryption]"' in done.stdout
+
+
+# -- under the Agents SDK's Runner -----------------------------------------------------------
+
+
+async def test_the_agents_sdk_runner_keeps_an_encrypted_history(tmp_path: Path) -> None:
+    from agents import Agent, Runner
+
+    from agent_sessions.sdk import as_agents_session
+
+    from .test_agents_sdk import NO_TRACING, ScriptedModel, contents
+
+    model, key = ScriptedModel(), generate_key()
+    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    for text in ("My name is Ada, " + SECRET, "What is my name?"):
+        inner = SQLiteSession("user-1", tmp_path / "chat.db")
+        async with EncryptedSession(inner, key=key) as session:
+            await Runner.run(agent, text, session=as_agents_session(session), run_config=NO_TRACING)
+    assert contents(model.inputs[1]) == [
+        ("user", "My name is Ada, " + SECRET),
+        ("assistant", "reply 1"),
+        ("user", "What is my name?"),
+    ]
+    stored = database_bytes(tmp_path, "chat")
+    assert b"Ada" not in stored
+    assert b"reply 1" not in stored
