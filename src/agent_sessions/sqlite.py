@@ -50,7 +50,13 @@ from typing import Any, Final, NamedTuple, TypeVar
 
 from ._json import decode_item, decode_items
 from .base import BaseSession, BaseStore, Release
-from .errors import BackendDatabaseMissingError, SessionConfigError
+from .errors import (
+    BackendDatabaseMissingError,
+    BackendTimeoutError,
+    ForeignDataError,
+    SessionBackendError,
+    SessionConfigError,
+)
 from .protocol import (
     Item,
     SessionClosedError,
@@ -89,6 +95,7 @@ _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 _SQLITE_READONLY = 8
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 10, 11, 13, 26
 _FILE_MODE = 0o600  # new database files: readable and writable by their owner only
 
 
@@ -130,7 +137,7 @@ class SQLiteStore(BaseStore):
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
             raise TypeError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
         if busy_timeout < 0:
-            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
+            raise SessionConfigError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
         self.busy_timeout = float(busy_timeout)
         self._sql = _Statements(self.table_prefix)
         self._connections: _Connections = (
@@ -216,10 +223,37 @@ class SQLiteStore(BaseStore):
                 if not job.cancel():
                     await _settled(job)
                 raise
-        except sqlite3.OperationalError as exc:
-            if _error_code(exc) == _SQLITE_READONLY or "readonly database" in str(exc):
-                raise self._read_only_error() from exc
-            raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: sqlite3.Error) -> SessionError:
+        """The ``SessionError`` for a ``sqlite3`` error, naming the path. Every write is a
+        transaction rolled back on failure, so none of them may have been stored."""
+        code, text = _error_code(exc), str(exc)
+        where = f"SQLite database {self.db_path}"
+        if code == _SQLITE_READONLY or "readonly database" in text:
+            return self._read_only_error()
+        if isinstance(exc, _GaveUpWaiting):
+            return BackendTimeoutError(text, may_have_written=False)
+        if code == _SQLITE_FULL or "database or disk is full" in text:
+            return SessionBackendError(
+                f"{where} cannot grow: the disk, the file size limit or max_page_count is "
+                f"reached ({text}); nothing was written"
+            )
+        if code == _SQLITE_IOERR or "disk I/O error" in text:
+            return SessionBackendError(
+                f"{where} could not be written or read ({text}): is the disk full, or a "
+                "file size limit reached? A write that failed was rolled back"
+            )
+        if code == _SQLITE_NOTADB or "file is not a database" in text:
+            return ForeignDataError(
+                f"{where} is not a SQLite database ({text}); it was left untouched"
+            )
+        if code == _SQLITE_CORRUPT or "malformed" in text:
+            return SessionBackendError(f"{where} is corrupt ({text})")
+        if text.startswith(("cannot create SQLite database", "cannot open SQLite database")):
+            return SessionBackendError(text)
+        return SessionBackendError(f"{where} failed: {text}")
 
     def _read_only_error(self) -> ReadOnlyDatabaseError:
         why = (
@@ -274,6 +308,7 @@ class SQLiteStore(BaseStore):
             return
         with _transaction(connection):
             version = self._read_schema_version(connection)
+            self._refuse_foreign_tables(connection)
             for statement in self._sql.create_schema:
                 connection.execute(statement)
             if version < SCHEMA_VERSION:
@@ -288,6 +323,25 @@ class SQLiteStore(BaseStore):
                 "agent-sessions to use it (the database was left untouched)"
             )
         return version
+
+    def _refuse_foreign_tables(self, connection: sqlite3.Connection) -> None:
+        """Raise ``ForeignDataError`` if a table (or view, index, ...) of our names exists
+        with another shape: it belongs to another program and is left untouched."""
+        for name, columns in self._sql.columns.items():
+            kind = connection.execute(
+                "SELECT type FROM sqlite_master WHERE name = ?", (name,)
+            ).fetchone()
+            if kind is None:
+                continue
+            found = [row[1] for row in connection.execute(f"PRAGMA table_info({name})")]
+            if kind[0] != ("index" if name == self._sql.index else "table") or (
+                kind[0] == "table" and found != columns
+            ):
+                raise ForeignDataError(
+                    f"SQLite database {self.db_path} holds a {kind[0]} {name!r} "
+                    f"({', '.join(found) or 'no columns'}) that agent-sessions did not create; "
+                    "it was left untouched: choose another table_prefix"
+                )
 
     def _tables_exist(self, connection: sqlite3.Connection) -> bool:
         found = connection.execute(self._sql.count_schema_objects).fetchone()[0]
@@ -412,6 +466,8 @@ class SQLiteSession(BaseSession[SQLiteStore]):
 def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[str]:
     """The names of the SDK's table arguments given other values than the SDK's defaults,
     after checking both are SQL identifiers."""
+    if sessions_table == SDK_SESSIONS_TABLE and messages_table == SDK_MESSAGES_TABLE:
+        return []  # the common case, checked first: sessions are cheap handles
     custom = []
     for name, value, default in (
         ("sessions_table", sessions_table, SDK_SESSIONS_TABLE),
@@ -420,7 +476,7 @@ def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[s
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, got {type(value).__name__}")
         if not _TABLE_NAME.fullmatch(value) or value.lower().startswith("sqlite_"):
-            raise ValueError(
+            raise SessionConfigError(
                 f"{name} must be an SQL identifier (a letter or '_', then letters, digits "
                 f"or '_', at most 64 characters, not starting with 'sqlite_'), got {value!r}"
             )
@@ -447,6 +503,10 @@ def _open_store(
 
 class _DatabaseBusy(Exception):
     """The inline attempt found the database locked; retry where waiting is allowed."""
+
+
+class _GaveUpWaiting(sqlite3.OperationalError):
+    """The database stayed locked for the whole ``busy_timeout``."""
 
 
 class _Abandoned(Exception):
@@ -513,9 +573,9 @@ class _MemoryConnection(_Connections):
             if abandoned.is_set():
                 raise _Abandoned
             if time.monotonic() >= until:
-                raise sqlite3.OperationalError(
+                raise _GaveUpWaiting(
                     "in-memory SQLite database is locked by another thread: gave up after "
-                    "waiting busy_timeout seconds"
+                    "waiting busy_timeout seconds; nothing was written"
                 )
         try:
             return operation(self._connection)
@@ -601,9 +661,9 @@ class _FileConnections(_Connections):
                 if not _is_busy(exc):
                     raise
                 if time.monotonic() >= until:
-                    raise sqlite3.OperationalError(
+                    raise _GaveUpWaiting(
                         f"SQLite database {self._path} is locked by another connection: "
-                        "gave up after waiting busy_timeout seconds"
+                        "gave up after waiting busy_timeout seconds; nothing was written"
                     ) from exc
 
     def close(self) -> None:
@@ -735,6 +795,12 @@ class _Statements:
         sessions, items = f"{prefix}sessions", f"{prefix}items"
         index = f"{prefix}items_by_session"
         self.items = items
+        self.index = index
+        self.columns = {
+            sessions: ["session_id", "created_at"],
+            items: ["id", "session_id", "item"],
+            index: ["session_id", "id"],
+        }
         self.create_schema = (
             f"""CREATE TABLE IF NOT EXISTS {sessions} (
                 session_id TEXT PRIMARY KEY NOT NULL,
@@ -790,18 +856,18 @@ def _resolve_db_path(db_path: str | os.PathLike[str]) -> str:
     if path == MEMORY:
         return MEMORY
     if not path:
-        raise ValueError("db_path must be ':memory:' or a file path, got ''")
+        raise SessionConfigError("db_path must be ':memory:' or a file path, got ''")
     return os.path.realpath(path)
 
 
 def _validate_table_prefix(table_prefix: str) -> str:
     if not isinstance(table_prefix, str) or not _TABLE_PREFIX.fullmatch(table_prefix):
-        raise ValueError(
+        raise SessionConfigError(
             f"table_prefix must be an SQL identifier (a letter or '_', then letters, digits "
             f"or '_', at most 48 characters), got {table_prefix!r}"
         )
     if table_prefix.lower().startswith("sqlite_"):
-        raise ValueError(
+        raise SessionConfigError(
             f"table_prefix must not start with 'sqlite_' (reserved by SQLite): {table_prefix!r}"
         )
     return table_prefix

@@ -7,8 +7,9 @@ call, before anything is written. The cluster is a real one on loopback, started
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -38,14 +39,27 @@ def _prefix() -> str:
     return f"cluster_test:{uuid.uuid4().hex[:12]}:"
 
 
+def _child_session(
+    ports: list[int], key_prefix: str, ttl: float | None, session_id: str
+) -> Session:
+    """A session on the cluster, made in a child process (the kit's process test)."""
+    client = RedisCluster(host="127.0.0.1", port=ports[0])
+    return RedisStore(client=client, key_prefix=key_prefix, ttl=ttl).session(session_id)
+
+
 class TestRedisClusterSession(SessionConformance):
     """The conformance kit on a store given a RedisCluster client."""
 
+    supports_processes = True
     ttl: float | None = None
     store: RedisStore
+    ports: list[int]
 
     @pytest.fixture(autouse=True)
-    async def cluster_store(self, cluster_client: RedisCluster) -> AsyncIterator[None]:
+    async def cluster_store(
+        self, cluster_ports: list[int], cluster_client: RedisCluster
+    ) -> AsyncIterator[None]:
+        self.ports = cluster_ports
         async with RedisStore(client=cluster_client, key_prefix=_prefix(), ttl=self.ttl) as store:
             self.store = store
             # The injected client serves the first loop that uses the store: make it this
@@ -57,6 +71,9 @@ class TestRedisClusterSession(SessionConformance):
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
         return self.store.session(session_id, session_settings=session_settings)
+
+    def child_session_factory(self) -> Callable[[str], Session]:
+        return functools.partial(_child_session, self.ports, self.store.key_prefix, self.ttl)
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         client = await self.store._ready_client()
