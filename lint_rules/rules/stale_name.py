@@ -7,11 +7,13 @@ import re
 from typing import TYPE_CHECKING
 
 from lint_rules.analysis.renames import Renames, Target, parse_renames
+from lint_rules.codemod.references import OTHER, UNKNOWN
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
 from lint_rules.rule import Edit, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
-    from lint_rules.codemod.project_renames import ProjectRenames
+    from lint_rules.codemod.project_renames import BareAttributes, ProjectRenames
+    from lint_rules.codemod.references import Occurrence as ReferenceOccurrence
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _HASH = {"renames": {"hash": "unsafe_hash"}}
@@ -444,14 +446,48 @@ class StaleNameRule(Rule):
         judge = self._judge()
         if judge is not None:
             renames = self._check_judged(judge)
+        attributes: dict[str, dict[tuple[int, int], ReferenceOccurrence]] = {}
         for renaming in plan_renames(self.file, renames, found):
             where = (renaming.occurrence.start, renaming.occurrence.end)
             message = self.MESSAGE.format(old=renaming.old, new=renaming.new)
-            if renaming.reason:
+            verdict = self._attribute_verdict(renaming.occurrence, attributes)
+            if verdict is not None and verdict.verdict == OTHER:
+                continue  # `text.split(...)` on a `str`: not the project's `split`
+            if verdict is not None and verdict.verdict == UNKNOWN:
+                self.report(where, f"{message}; not fixed: {verdict.reason}")
+            elif renaming.reason:
                 self.report(where, f"{message}; not fixed: {renaming.reason}")
             else:
                 fix = Fix((renaming.edit,)) if renaming.edit is not None else None
                 self.report(where, message, fix)
+
+    def _attribute_verdict(
+        self,
+        occurrence: Occurrence,
+        cache: dict[str, dict[tuple[int, int], ReferenceOccurrence]],
+    ) -> ReferenceOccurrence | None:
+        """For an attribute spelt like a bare rename of a name the project defines: what
+        the reference engine says it is (``None``: not such an attribute)."""
+        old = occurrence.old
+        root = self.file.root
+        if occurrence.kind != "attribute" or old not in self.renames.bare or root is None:
+            return None
+        project = self.file.project
+        defined = project.index.definitions
+        if old not in defined:
+            return None  # a library's name that moved: its module's attribute is renamed
+        if old not in cache:
+            spellings = frozenset(name for name in self.renames.bare if name in defined)
+
+            def build() -> BareAttributes:
+                from lint_rules.codemod.project_renames import bare_attributes
+
+                return bare_attributes(root, project.files(), spellings)
+
+            judge = project.shared(("LR001", "bare", spellings), build)
+            cache[old] = judge.verdicts(self.file.path, self.file.text, old)
+        line, column = self.file.position(occurrence.end - len(old))
+        return cache[old].get((line, column - 1))
 
     def _judge(self) -> ProjectRenames | None:
         """The reference engine's judge of the project's qualified targets, when this file

@@ -434,3 +434,57 @@ def test_check_never_starts_the_engine_without_a_target_spelling(tmp_path: Path)
 
     assert present.code == 1  # the same variable, honoured: the engine was asked for
     assert "not renamed: the reference engine could not run" in present.out
+
+
+def test_a_bare_rename_leaves_methods_of_other_types_alone(tmp_path: Path) -> None:
+    root = tmp_path
+    (root / "pyproject.toml").write_text(
+        '[tool.lint_rules]\nselect = ["LR001"]\n\n'
+        '[tool.lint_rules.renames]\nsplit = "split_statements"\n',
+        encoding="utf-8",
+    )
+    for name, text in {
+        "pkg/__init__.py": "from pkg.lexer import split\n",
+        "pkg/lexer.py": """
+            import re
+
+            SPLIT_REGEX = re.compile(r";")
+
+
+            def split(sql):
+                return [part for part in SPLIT_REGEX.split(sql) if part]
+
+
+            def words(sql):
+                return str(sql).split(" ")
+
+
+            def fields(line):
+                return line.split(",")
+            """,
+        "use.py": """
+            import pkg
+            from pkg import lexer
+
+            print(pkg.split("a;b"), lexer.split("c;d"), lexer.words("e f"), lexer.fields("g,h"))
+            """,
+    }.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    before = _python(root, "import use")
+
+    fixed = _lint(root, "fix")
+
+    texts = _texts(root)
+    assert "SPLIT_REGEX.split(sql)" in texts["pkg/lexer.py"]  # `re.Pattern.split`
+    assert 'str(sql).split(" ")' in texts["pkg/lexer.py"]  # `str.split`
+    assert "def split_statements(sql):" in texts["pkg/lexer.py"]
+    assert 'pkg.split_statements("a;b"), lexer.split_statements("c;d")' in texts["use.py"]
+    # `line` has no type: its `.split` is reported, never renamed as safe.
+    assert fixed.code == 1
+    assert (
+        "pkg/lexer.py:15:17: LR001 `split` was renamed to `split_statements`; not fixed: "
+        "the receiver's type is not known\n"
+    ) in fixed.out
+    assert _python(root, "import use") == before
