@@ -50,7 +50,7 @@ from pathlib import Path
 from lint_rules.analysis.conformance import (
     ProtocolTarget,
     configured_targets,
-    find_implementations,
+    judge,
     matching_targets,
 )
 from lint_rules.analysis.declarations import Declarations, file_source
@@ -221,15 +221,17 @@ def implementations_in(
     context = FileContext(path, text)
     source = file_source(path, tree, declarations or Declarations(root))
     found = []
-    for target in matching:
-        protocol = target.protocol
-        for item in find_implementations(source, protocol):
-            node = item.node
-            start = context.offset(node.lineno, node.col_offset)
-            name_end = text.index(node.name, start) + len(node.name)
-            found.append(
-                Implementation(path, item.qualname, start, name_end, protocol.module, protocol.name)
-            )
+    # Judged as LR003 does: a class that fits twin protocols (a sync and an async one of
+    # the same method names) is probed against the one it is judged against.
+    for judgement in judge(source, [target.protocol for target in matching]):
+        item = judgement.implementation
+        protocol = item.protocol
+        node = item.node
+        start = context.offset(node.lineno, node.col_offset)
+        name_end = text.index(node.name, start) + len(node.name)
+        found.append(
+            Implementation(path, item.qualname, start, name_end, protocol.module, protocol.name)
+        )
     return found
 
 

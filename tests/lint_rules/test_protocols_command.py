@@ -48,9 +48,12 @@ GOOD = """
 """
 GET_ITEMS = "async def get_items(self, limit: int | None = None) -> list[str]:"
 BROKEN = {
+    # Without one of the methods, a class is an implementation only where it is used as one.
     "missing_pop.py": GOOD.format(name="MissingPop").replace(
         "async def pop_item(self) -> str | None:\n            return None\n", ""
-    ),
+    )
+    + "\n    from contract import Store\n\n    def open_store() -> Store:\n"
+    + "        return MissingPop()\n",
     "sync_get.py": GOOD.format(name="SyncGet").replace(GET_ITEMS, GET_ITEMS.removeprefix("async ")),
     "renamed_keyword.py": GOOD.format(name="RenamedKeyword").replace("hard: bool", "force: bool"),
     "renamed_positional.py": GOOD.format(name="RenamedPositional").replace(
@@ -368,7 +371,9 @@ def test_dunder_members_of_a_protocol_are_probed(tmp_path: Path) -> None:
     files = {
         "good.py": "class Good:\n" + handle + call + length,
         "wrong_call.py": "class WrongCall:\n" + handle + call.replace("str", "bytes") + length,
-        "no_len.py": "class NoLen:\n" + handle + call,
+        # Without `__len__`, an implementation only where it is used as one.
+        "no_len.py": "class NoLen:\n" + handle + call + "\n\nfrom handler import Handler\n\n\n"
+        "def make() -> Handler:\n    return NoLen()\n",
     }
     for name, source in files.items():
         (tmp_path / "impls" / name).write_text(source)
