@@ -278,22 +278,29 @@ class TrimmingSession(_Wrapper):
         wanted = self._effective_limit(limit)
         if wanted == 0:
             return []
-        items = await self._bounded()
-        if wanted is None:
+        stored, start, window = await self._bounded(wanted or 0)
+        items = stored[start:]
+        if wanted is None or not items:
             return items
-        # The latest ``wanted`` stored items, as the wrapped session counts them (a corrupt
-        # row it skips still counts towards its window), cut to the view.
-        latest = await self.session.get_items(wanted) if items else []
+        if len(stored) < window:
+            # The wrapped session returned less than asked: a short history, or corrupt
+            # rows it skipped, which still count towards its window (as the kit checks):
+            # ask it for its latest ``wanted`` items, cut to the view.
+            latest = await self.session.get_items(wanted)
+        else:
+            latest = stored[-wanted:]  # a full window holds no skipped row
         return latest[-len(items) :] if len(items) < len(latest) else latest
 
-    async def _bounded(self) -> list[Item]:
+    async def _bounded(self, at_least: int) -> tuple[list[Item], int, int]:
+        """The stored window read, where the view starts in it, and the window's size."""
         window = self.max_items + 1 if self.max_items is not None else _FIRST_WINDOW
+        window = max(window, at_least)
         while True:
             stored = await self.session.get_items(window)
             complete = len(stored) < window or window >= MAX_INT64
             start = self._fit(stored, complete)
             if start is not None:
-                return stored[start:]
+                return stored, start, window
             # The window ends inside one long turn, or every start in it fits: look further.
             window = min(window * 2, MAX_INT64)
 
