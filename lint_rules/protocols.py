@@ -10,6 +10,12 @@ protocol and returns one as the other::
     def _lint_rules_probe_0(x: _lint_rules_impl_0) -> _lint_rules_protocol_0:
         return x
 
+Classes that subclass an implementation of another file are implementations too (of the
+same protocol). mypy's ``[override]`` and ``[misc]`` errors inside an implementation's class
+that name the protocol, one of its ABCs or an implementation as the supertype (an explicit
+subclass of the protocol, which the probe accepts by its base alone; a subclass of an
+implementation) are ``LR100`` findings at their line, with mypy's message.
+
 A class nested in a class is named through the outermost one (``x: _lint_rules_impl_0.Inner``).
 A class defined in a function cannot be imported by any module, so it has no probe: the
 command names each such class in a note on stderr (LR003 still checks it statically).
@@ -53,7 +59,7 @@ from lint_rules.analysis.conformance import (
     judge,
     matching_targets,
 )
-from lint_rules.analysis.declarations import Declarations, file_source
+from lint_rules.analysis.declarations import Declarations, canonical_name, file_source
 from lint_rules.config import Config, load_config
 from lint_rules.engine.cache import CACHE_DIRECTORY
 from lint_rules.engine.discovery import discover
@@ -94,6 +100,10 @@ class Implementation:
     """Character range of ``class Name`` in the file."""
     protocol_module: str
     protocol_name: str
+    lines: tuple[int, int] = (0, 0)
+    """The first and last line of the class."""
+    module: str = ""
+    """The module the class is read as (``pkg.impls.memory``), for its subclasses."""
 
     @property
     def protocol(self) -> str:
@@ -175,23 +185,38 @@ def check_protocols(
     if not targets:
         return []
     implementations = []
-    for path in discover([config.root], config.root, config.exclude):
-        for implementation in implementations_in(path, config.root, targets, declarations):
-            if implementation.importable:
-                implementations.append(implementation)
-            elif unprobed is not None:
-                unprobed.append(implementation)
+    found: list[Implementation] = []
+    paths = list(discover([config.root], config.root, config.exclude))
+    for path in paths:
+        found += implementations_in(path, config.root, targets, declarations)
+    # Subclasses of implementations in other files, and theirs (a few generations).
+    known = {f"{item.module}.{item.class_name}": item for item in found}
+    new = found
+    for _ in range(3):
+        if not new:
+            break
+        new = []
+        for path in paths:
+            new += subclasses_in(path, config.root, targets, known, declarations)
+        new = [item for item in new if f"{item.module}.{item.class_name}" not in known]
+        known.update({f"{item.module}.{item.class_name}": item for item in new})
+        found += new
+    for implementation in found:
+        if implementation.importable:
+            implementations.append(implementation)
+        elif unprobed is not None:
+            unprobed.append(implementation)
     if not implementations:
         return []
     work = config.root / WORK_DIRECTORY
     arguments = _mypy_arguments(config.root, work / "mypy")
-    paths = list(dict.fromkeys(item.path for item in implementations))
-    modules = _module_names(config.root, arguments, paths)
+    checked = list(dict.fromkeys(item.path for item in implementations))
+    modules = _module_names(config.root, arguments, checked)
     probes = _write_probes(work / "probes", implementations, modules)
     probe_paths = list(dict.fromkeys(probe.probe_path for probe in probes))
-    files = [*map(str, paths), *map(str, probe_paths)]
+    files = [*map(str, checked), *map(str, probe_paths)]
     output = _run_mypy(config.root, arguments, files, daemon)
-    return _findings(probes, output)
+    return _findings(probes, output) + _override_findings(implementations, targets, output)
 
 
 def implementations_in(
@@ -229,9 +254,74 @@ def implementations_in(
         node = item.node
         start = context.offset(node.lineno, node.col_offset)
         name_end = text.index(node.name, start) + len(node.name)
+        lines = (node.lineno, node.end_lineno or node.lineno)
         found.append(
-            Implementation(path, item.qualname, start, name_end, protocol.module, protocol.name)
+            Implementation(
+                path,
+                item.qualname,
+                start,
+                name_end,
+                protocol.module,
+                protocol.name,
+                lines,
+                source.name,
+            )
         )
+    return found
+
+
+def subclasses_in(
+    path: Path,
+    root: Path,
+    targets: Sequence[ProtocolTarget],
+    known: dict[str, Implementation],
+    declarations: Declarations,
+) -> list[Implementation]:
+    """The classes of one file (one the targets list) that subclass an implementation of
+    another file, by ``module.Class`` in ``known``: each implements what its base does."""
+    if not matching_targets(targets, path, root):
+        return []
+    try:
+        text, _ = decode_source(path.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return []
+    names = {key.rpartition(".")[2] for key in known}
+    if not any(name in text for name in names):
+        return []
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    context = FileContext(path, text)
+    source = file_source(path, tree, declarations)
+    found = []
+    for node, qualname, _classes in source.nested_classes:
+        if f"{source.name}.{qualname}" in known:
+            continue
+        for base in node.bases:
+            target = base.value if isinstance(base, ast.Subscript) else base
+            qualified = source.qualified(target)
+            if qualified is None:
+                continue
+            parent = known.get(qualified) or known.get(canonical_name(qualified, declarations))
+            if parent is None or parent.path == path:
+                continue  # a subclass in the same file is judged with its base (LR003)
+            start = context.offset(node.lineno, node.col_offset)
+            name_end = text.index(node.name, start) + len(node.name)
+            lines = (node.lineno, node.end_lineno or node.lineno)
+            found.append(
+                Implementation(
+                    path,
+                    qualname,
+                    start,
+                    name_end,
+                    parent.protocol_module,
+                    parent.protocol_name,
+                    lines,
+                    source.name,
+                )
+            )
+            break
     return found
 
 
@@ -475,6 +565,67 @@ def _findings(
         explanation = "; ".join([parts[0], " ".join(parts[1:])]) if len(parts) > 1 else parts[0]
         message = f"`{item.class_name}` is not a `{item.protocol}` for mypy: {explanation}"
         finding = Finding(CODE, message, line, column, end_line, end_column)
+        located.append(Located(display_path(item.path), finding))
+    return located
+
+
+_OVERRIDE_CODES = ("override", "misc")
+_SUPERTYPE = re.compile(r'(?:supertype|base class) "([^"]+)"')
+_MEMBER = re.compile(r'(?:of|attribute) "(\w+)"')
+_BOILERPLATE = ("This violates the Liskov substitution principle", "See https://")
+
+
+def _override_findings(
+    implementations: Sequence[Implementation],
+    targets: Sequence[ProtocolTarget],
+    messages: Sequence[tuple[Path, int, str, str]],
+) -> list[Located]:
+    """mypy's ``[override]`` and ``[misc]`` errors inside an implementation's class that
+    name, as the supertype or base class, the protocol, one of its ABCs or another
+    implementation (an explicit subclass of the protocol, a subclass of an implementation),
+    with the notes mypy adds to them."""
+    supertypes = {target.protocol.name for target in targets}
+    supertypes |= {name for target in targets for name in target.protocol.abcs}
+    supertypes |= {item.class_name for item in implementations}
+    by_path: dict[Path, list[Implementation]] = {}
+    for item in implementations:
+        by_path.setdefault(Path(os.path.abspath(item.path)), []).append(item)
+    located: list[Located] = []
+    texts: dict[Path, FileContext] = {}
+    current: tuple[Implementation, Path, int, list[str]] | None = None
+    found: list[tuple[Implementation, Path, int, list[str]]] = []
+    for path, line, severity, message in messages:
+        if severity == "note":
+            if (
+                current is not None
+                and (path, line) == current[1:3]
+                and not message.strip().startswith(_BOILERPLATE)
+            ):
+                current[3].append(message.strip())
+            continue
+        current = None
+        code = _ERROR_CODE.search(message)
+        if code is None or code["code"] not in _OVERRIDE_CODES:
+            continue
+        named = _SUPERTYPE.findall(message)
+        if not any(name.rpartition(".")[2] in supertypes or name in supertypes for name in named):
+            continue
+        inside = [item for item in by_path.get(path, []) if item.lines[0] <= line <= item.lines[1]]
+        if not inside:
+            continue
+        item = min(inside, key=lambda candidate: candidate.lines[1] - candidate.lines[0])
+        current = (item, path, line, [_ERROR_CODE.sub("", message).strip()])
+        found.append(current)
+    for item, path, line, parts in found:
+        context = texts.get(path)
+        if context is None:
+            context = texts[path] = FileContext(item.path, decode_source(item.path.read_bytes())[0])
+        text = context.text.splitlines()[line - 1] if line <= len(context.text.splitlines()) else ""
+        column = len(text) - len(text.lstrip()) + 1
+        member = _MEMBER.search(parts[0])
+        owner = f"{item.class_name}.{member[1]}" if member else item.class_name
+        message = f"`{owner}` is not a `{item.protocol}` for mypy: {' '.join(parts)}"
+        finding = Finding(CODE, message, line, column, line, len(text) + 1)
         located.append(Located(display_path(item.path), finding))
     return located
 

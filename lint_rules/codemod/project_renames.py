@@ -106,6 +106,10 @@ class ProjectRenames:
             )
             self._judged[target] = _Judged(target, reference)
 
+    def prepare(self) -> None:
+        """Make the plan now (before worker processes start, which then share it)."""
+        self._make_plan()
+
     def handles(self, target: Target) -> bool:
         return target in self._judged
 
@@ -235,13 +239,8 @@ class BareAttributes:
     _found: dict[str, list[Occurrence]] | None = None
     _error: str | None = None
 
-    def verdicts(self, path: Path, text: str, spelling: str) -> dict[tuple[int, int], Occurrence]:
-        """The verdict on each attribute ``.spelling`` of ``path``'s current ``text``, by
-        (1-based line, 0-based column); an attribute the plan did not read (the file
-        changed otherwise) is unknown."""
-        current = [o for o in _occurrences(path, text, spelling) if o.kind == "attribute"]
-        if not current:
-            return {}
+    def prepare(self) -> None:
+        """Ask the engine now (first use, or before worker processes start)."""
         if self._found is None and self._error is None:
             try:
                 self._found = classify_attributes(
@@ -249,6 +248,15 @@ class BareAttributes:
                 )
             except EngineError as error:
                 self._error = f"the reference engine could not run: {error}"
+
+    def verdicts(self, path: Path, text: str, spelling: str) -> dict[tuple[int, int], Occurrence]:
+        """The verdict on each attribute ``.spelling`` of ``path``'s current ``text``, by
+        (1-based line, 0-based column); an attribute the plan did not read (the file
+        changed otherwise) is unknown."""
+        current = [o for o in _occurrences(path, text, spelling) if o.kind == "attribute"]
+        if not current:
+            return {}
+        self.prepare()
         if self._found is None:
             reason = self._error or "the reference engine gave no answer"
             return {o.start: _unknown(o, reason) for o in current}

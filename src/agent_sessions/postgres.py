@@ -162,7 +162,7 @@ class PostgresStore(BaseStore):
         create: bool = True,
     ) -> None:
         if (url is None) == (pool is None):
-            raise ValueError("PostgresStore needs exactly one of url= or pool=")
+            raise SessionConfigError("PostgresStore needs exactly one of url= or pool=")
         self._create = bool(create)
         self.table = _check_table(table)
         if isinstance(max_connections, bool) or not isinstance(max_connections, int):

@@ -43,7 +43,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final, NamedTuple, TypeVar
@@ -211,8 +211,12 @@ class SQLiteStore(BaseStore):
                 time.monotonic() + self.busy_timeout,
                 abandoned,
             )
+            # One asyncio future for the job, awaited (through the shield) and, when this
+            # call is cancelled, settled: its outcome is always read, so asyncio never logs
+            # "Future exception was never retrieved" for a job that gave up.
+            waiter = asyncio.wrap_future(job)
             try:
-                return await asyncio.shield(asyncio.wrap_future(job))
+                return await asyncio.shield(waiter)
             except asyncio.CancelledError:
                 # Settle the outcome before the caller hears of the cancellation, so that a
                 # cancelled write never commits later behind its back: a job not started
@@ -221,7 +225,7 @@ class SQLiteStore(BaseStore):
                 # transaction.
                 abandoned.set()
                 if not job.cancel():
-                    await _settled(job)
+                    await _settled(waiter)
                 raise
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc
@@ -398,6 +402,7 @@ class SQLiteStore(BaseStore):
             "after": cursor or "",
             "prefix": prefix,
             "upper": _prefix_upper_bound(prefix),
+            "prefix_length": len(prefix),
             "limit": limit,
         }
         rows = connection.execute(self._sql.list_sessions, parameters).fetchall()
@@ -513,9 +518,9 @@ class _Abandoned(Exception):
     """The caller was cancelled while its operation waited for a lock; it never ran."""
 
 
-async def _settled(job: Future[Any]) -> None:
-    """Wait until ``job`` is done, even through repeated cancellation (it is short)."""
-    waiter = asyncio.wrap_future(job)
+async def _settled(waiter: asyncio.Future[Any]) -> None:
+    """Wait until the job behind ``waiter`` is done, even through repeated cancellation
+    (it is short), and read its outcome."""
     while not waiter.done():
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait({waiter})
@@ -841,7 +846,9 @@ class _Statements:
             f"SELECT s.session_id FROM {sessions} AS s "
             "WHERE s.session_id > :after AND s.session_id >= :prefix "
             "AND (:upper IS NULL OR s.session_id < :upper) "
-            "AND substr(s.session_id, 1, length(:prefix)) = :prefix "
+            # [prefix, upper) holds exactly the ids starting with prefix (TEXT compares
+            # as bytes, NULs included: length() and substr() would stop at a NUL).
+            "AND (:upper IS NOT NULL OR substr(s.session_id, 1, :prefix_length) = :prefix) "
             f"AND EXISTS (SELECT 1 FROM {items} AS i WHERE i.session_id = s.session_id) "
             "ORDER BY s.session_id LIMIT :limit"
         )

@@ -488,3 +488,31 @@ def test_a_bare_rename_leaves_methods_of_other_types_alone(tmp_path: Path) -> No
         "the receiver's type is not known\n"
     ) in fixed.out
     assert _python(root, "import use") == before
+    # Once renamed, the project defines the new name: `str.split` is still left alone,
+    # `check` reports exactly what was not renamed, and a second `fix` changes nothing.
+    after = _lint(root, "check")
+    assert [line for line in after.out.splitlines() if "LR001" in line] == [
+        "pkg/lexer.py:15:17: LR001 `split` was renamed to `split_statements`; not fixed: "
+        "the receiver's type is not known"
+    ]
+    again = _lint(root, "fix")
+    assert again.code == 1
+    assert _texts(root) == texts
+
+
+def test_worker_processes_share_one_engine_run(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/fields.py": _FIELDS, "pkg/schema.py": _SCHEMA}
+    files.update({f"pkg/use_{n}.py": "from pkg.fields import Field\n" for n in range(20)})
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", {"pkg.fields:Field(missing)": "load_default"}, files)
+    log = tmp_path / "starts.log"
+    wrapper = tmp_path / "engine.sh"
+    binary = ty_command()[0]
+    wrapper.write_text(f'#!/bin/sh\necho start >> "{log}"\nexec "{binary}" "$@"\n')
+    wrapper.chmod(0o755)
+
+    parallel = _lint(root, "check", "--jobs", "2", env={ENGINE_VARIABLE: f"{wrapper} server"})
+
+    assert parallel.code == 1
+    assert "[*] 6 fixable" in parallel.out  # 2 in fields.py, 4 in schema.py
+    assert log.read_text().splitlines() == ["start"]  # built before the workers, once
