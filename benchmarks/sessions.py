@@ -13,8 +13,9 @@ adds a ``Target`` with ``storage="server"``; every workload runs on it, and the 
 compares it with ours on the same storage when there is one.
 
 Wrappers (``WRAPPER_BUILDERS``: ``EncryptedSession``, ours over our SQLite beside the SDK's
-over its SQLite) run ``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one
-interleaved run, and report the overhead of the wrapper (``--wrappers-only``: just those).
+over its SQLite; ``TrimmingSession`` and ``CompactingSession``, ours only) run
+``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one interleaved run, and
+report the overhead of the wrapper (``--wrappers-only``: just those).
 """
 
 from __future__ import annotations
@@ -271,7 +272,41 @@ def encrypted_pairs(directory: Path) -> list[WrapperPair]:
     return pairs
 
 
-WRAPPER_BUILDERS: list[Callable[[Path], list[WrapperPair]]] = [encrypted_pairs]
+BENCH_MAX_ITEMS = 50  # a trimming bound above the reads' limit=10: the view is computed
+BENCH_THRESHOLD = 1_000_000  # compaction never triggers: its wrapper's cost on each call
+
+
+def ours_trimming(plain: SessionFactory, session_id: str) -> Any:
+    from agent_sessions.bounded import TrimmingSession
+
+    return TrimmingSession(plain(session_id), max_items=BENCH_MAX_ITEMS)
+
+
+def ours_compacting(plain: SessionFactory, session_id: str) -> Any:
+    from agent_sessions.bounded import CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    return CompactingSession(plain(session_id), model=OfflineModel(), threshold=BENCH_THRESHOLD)
+
+
+def bounded_pairs(directory: Path) -> list[WrapperPair]:
+    """Ours only: the SDK has no trimming wrapper, and its compaction needs OpenAI's API."""
+    pairs = []
+    for plain in sqlite_targets(directory):
+        if plain.implementation != "ours" or plain.storage == "file FULL":
+            continue
+        for name, wrap in (
+            ("TrimmingSession", ours_trimming),
+            ("CompactingSession", ours_compacting),
+        ):
+            wrapped = Target(
+                f"ours {name}", plain.storage, functools.partial(wrap, plain.open_session)
+            )
+            pairs.append(WrapperPair(name, plain, wrapped))
+    return pairs
+
+
+WRAPPER_BUILDERS: list[Callable[[Path], list[WrapperPair]]] = [encrypted_pairs, bounded_pairs]
 
 WRAPPER_WORKLOADS: dict[str, Workload] = {
     "add_items, 1 item": single_item_adds,
