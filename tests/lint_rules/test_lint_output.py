@@ -186,5 +186,5 @@ def test_help_shows_defaults_and_one_program_name_however_started(tree: Path) ->
     assert "the number of CPUs)" in check
     error = run_cli("check", "--jobs", "many", cwd=tree)
     assert error.returncode == 2
-    assert "lint-rules check: error: argument --jobs: invalid int value: 'many'" in error.stderr
+    assert "lint-rules check: error: argument --jobs: not a whole number: 'many'" in error.stderr
     assert "python -m" not in error.stderr + as_module.stdout
