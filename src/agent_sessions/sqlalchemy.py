@@ -15,9 +15,10 @@ DO UPDATE`` on PostgreSQL and SQLite), one statement.
 
 ``add_items`` runs the lock and one multi-row ``INSERT`` in a transaction and commits only
 once both answered: a batch that fails or is cancelled stores nothing. Reads are one
-``SELECT``; on MariaDB ``pop_item`` is one ``DELETE ... RETURNING`` (MySQL has none). Schema versions are tracked in ``agent_sessions_sa_migrations``; a table from
-a newer, unknown version is refused, never rewritten, and a table of that name that this
-backend did not create is refused too.
+``SELECT``; on MariaDB ``pop_item`` is one ``DELETE ... RETURNING`` (MySQL has none).
+Schema versions are tracked in ``agent_sessions_sa_migrations``; a table from a newer,
+unknown version is refused, never rewritten, and a table of that name that this backend
+did not create is refused too.
 
 Driver for MariaDB/MySQL: ``asyncmy`` (``mysql+asyncmy://``; ``mysql://`` and
 ``mariadb://`` mean it too): it is the maintained asyncio driver with a compiled protocol
