@@ -308,6 +308,11 @@ class Rule:
     def begin_batch(self, paths: Sequence[Path]) -> None:
         """Called with the paths a worker is about to check, before checking them."""
 
+    def prepare_project(self, paths: Sequence[Path]) -> None:
+        """Called once with every path of a run, in the process that starts the worker
+        processes, before they start: what the rule builds in ``Project.shared`` here
+        (picklable) every worker receives instead of building it again."""
+
     def begin_text(self, path: Path, text: str) -> None:
         """Called before a text that is not the file's content on disk (standard input, an
         editor's buffer) is parsed and checked as the file ``path``."""

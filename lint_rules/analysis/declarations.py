@@ -60,6 +60,13 @@ class Member:
     has_body: bool = False
     """Whether an explicit subclass inherits an implementation (a non-trivial body, or
     an attribute's value)."""
+    returns: str | None = None
+    """A method's return annotation as written (None when it has none)."""
+    module: str = ""
+    """The module that declares the member, where the names of ``returns`` resolve."""
+    is_generator: bool = False
+    """Whether the method's body yields (an ``async def`` that yields is an async
+    generator, not a coroutine)."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +158,7 @@ class ModuleSource:
     reader: Declarations = field(compare=False, repr=False)
     """Where the modules it imports from are read (its project's ``Declarations``)."""
 
-    @property
+    @cached_property
     def classes(self) -> dict[str, ast.ClassDef]:
         return {node.name: node for node in top_level(self.tree) if isinstance(node, ast.ClassDef)}
 
@@ -197,19 +204,26 @@ class ModuleSource:
 
     def imported(self, name: str) -> str | None:
         """The qualified name a top-level import binds to ``name`` (``mod.attr`` or ``mod``)."""
+        return self.imports.get(name)
+
+    @cached_property
+    def imports(self) -> dict[str, str]:
+        """Each name the top-level imports bind, and what to (the first import wins)."""
+        table: dict[str, str] = {}
         for node in top_level(self.tree):
             if isinstance(node, ast.ImportFrom):
                 base = self.resolve_relative(node.module, node.level)
                 for alias in node.names:
-                    if (alias.asname or alias.name) == name:
-                        return f"{base}.{alias.name}" if base else alias.name
+                    qualified = f"{base}.{alias.name}" if base else alias.name
+                    table.setdefault(alias.asname or alias.name, qualified)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.asname == name:
-                        return alias.name
-                    if alias.asname is None and alias.name.split(".")[0] == name:
-                        return name
-        return None
+                    if alias.asname is not None:
+                        table.setdefault(alias.asname, alias.name)
+                    else:
+                        first = alias.name.split(".")[0]
+                        table.setdefault(first, first)
+        return table
 
     def resolve_relative(self, module: str | None, level: int) -> str:
         if level == 0:
@@ -521,6 +535,12 @@ def _definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSourc
         return None
 
 
+def definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSource, str] | None:
+    """The module and name a ``Name``/``Attribute`` of ``source`` refers to, followed
+    through imports and re-exports; None when it cannot be read."""
+    return _definition(source, expression)
+
+
 def _class_attribute(
     source: ModuleSource, class_path: list[str], attribute: str, seen: set[str]
 ) -> tuple[ModuleSource, ast.expr] | None:
@@ -805,6 +825,9 @@ def _protocol_members(
                     is_async=isinstance(statement, ast.AsyncFunctionDef),
                     parameters=parameters(statement),
                     has_body=not is_trivial_body(statement.body),
+                    returns=None if statement.returns is None else ast.unparse(statement.returns),
+                    module=source.name,
+                    is_generator=is_generator(statement),
                 )
     return members
 
@@ -843,6 +866,19 @@ def has_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bo
 
 def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return has_decorator(node, "property") or has_decorator(node, "cached_property")
+
+
+def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``node``'s own body yields (not a function or class nested in it)."""
+    pending: list[ast.AST] = list(node.body)
+    while pending:
+        child = pending.pop()
+        if isinstance(child, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        pending.extend(ast.iter_child_nodes(child))
+    return False
 
 
 def is_trivial_body(body: list[ast.stmt]) -> bool:

@@ -16,7 +16,7 @@ discovery): nothing here walks directories itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -54,7 +54,12 @@ class Project:
     working directory).
     """
 
-    def __init__(self, root: Path | None, list_files: FileLister | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | None,
+        list_files: FileLister | None = None,
+        shared: Mapping[object, object] | None = None,
+    ) -> None:
         self.root = root
         self._list_files = list_files
         self.declarations = Declarations(root)
@@ -63,7 +68,7 @@ class Project:
         """How many times findings consulted other files of the project (``note_read``)."""
         self._index: ProjectIndex | None = None
         self._names: ProjectNames | None = None
-        self._shared: dict[object, object] = {}
+        self._shared: dict[object, object] = dict(shared or {})
 
     def note_read(self) -> None:
         """Record that the file being checked had its findings decided by other files of
@@ -101,6 +106,11 @@ class Project:
         if key not in self._shared:
             self._shared[key] = build()
         return self._shared[key]  # type: ignore[return-value]
+
+    def shared_state(self) -> dict[object, object]:
+        """What ``shared`` has built so far, for another process's ``Project`` of the same
+        run (``Project(root, list_files, shared=...)``)."""
+        return dict(self._shared)
 
     def stamp(self) -> str:
         """A digest of the project's Python files as they stand (path, size, modification

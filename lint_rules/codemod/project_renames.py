@@ -38,6 +38,7 @@ from lint_rules.codemod.references import (
     Plan,
     RenameError,
     RenameTarget,
+    classify_attributes,
     occurrences,
     plan,
     reference_command,
@@ -104,6 +105,10 @@ class ProjectRenames:
                 member=target.kind == "member",
             )
             self._judged[target] = _Judged(target, reference)
+
+    def prepare(self) -> None:
+        """Make the plan now (before worker processes start, which then share it)."""
+        self._make_plan()
 
     def handles(self, target: Target) -> bool:
         return target in self._judged
@@ -219,6 +224,60 @@ def _occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
         return occurrences(path.resolve(), text, spelling)
     except (SyntaxError, ValueError):
         return []
+
+
+@dataclass
+class BareAttributes:
+    """The engine's verdicts on attributes spelt like a bare rename of a name the project
+    defines (``split = "split_statements"``): ``text.split(...)`` on a ``str`` is not the
+    project's ``split``. Made on first use, for every such spelling at once."""
+
+    root: Path
+    files: Sequence[Path]
+    spellings: frozenset[str]
+    command: Sequence[str] | None = None
+    _found: dict[str, list[Occurrence]] | None = None
+    _error: str | None = None
+
+    def prepare(self) -> None:
+        """Ask the engine now (first use, or before worker processes start)."""
+        if self._found is None and self._error is None:
+            try:
+                self._found = classify_attributes(
+                    self.root, self.files, set(self.spellings), self.command
+                )
+            except EngineError as error:
+                self._error = f"the reference engine could not run: {error}"
+
+    def verdicts(self, path: Path, text: str, spelling: str) -> dict[tuple[int, int], Occurrence]:
+        """The verdict on each attribute ``.spelling`` of ``path``'s current ``text``, by
+        (1-based line, 0-based column); an attribute the plan did not read (the file
+        changed otherwise) is unknown."""
+        current = [o for o in _occurrences(path, text, spelling) if o.kind == "attribute"]
+        if not current:
+            return {}
+        self.prepare()
+        if self._found is None:
+            reason = self._error or "the reference engine gave no answer"
+            return {o.start: _unknown(o, reason) for o in current}
+        resolved = path.resolve()
+        read = [o for o in self._found.get(spelling, []) if o.path == resolved]
+        for kept in (read, [o for o in read if o.verdict != TARGET]):
+            if len(kept) == len(current):
+                return {now.start: before for now, before in zip(current, kept, strict=True)}
+        reason = "the file changed since its references were read: run `check` again"
+        return {o.start: _unknown(o, reason) for o in current}
+
+
+def _unknown(occurrence: Occurrence, reason: str) -> Occurrence:
+    from dataclasses import replace
+
+    return replace(occurrence, verdict=UNKNOWN, reason=reason)
+
+
+def bare_attributes(root: Path, files: Sequence[Path], spellings: frozenset[str]) -> BareAttributes:
+    """The judge of attributes spelt like the bare renames ``spellings``."""
+    return BareAttributes(root, files, spellings, reference_command())
 
 
 def project_renames(root: Path, files: Sequence[Path], targets: Sequence[Target]) -> ProjectRenames:

@@ -1285,3 +1285,36 @@ def rename_edits(
             raise RenameError(f"{path}: the renamed file does not compile: {error.msg}") from None
         changed[path] = result
     return changed
+
+
+def classify_attributes(
+    root: Path,
+    files: Sequence[Path],
+    spellings: set[str],
+    command: Sequence[str] | None = None,
+) -> dict[str, list[Occurrence]]:
+    """Every attribute occurrence (``x.old``) of each spelling in ``files``, for a bare
+    rename of a name the project defines: the target's when the engine leads into the
+    project, another thing's when it leads only outside (``str.split``,
+    ``re.Pattern.split``), unknown when it leads nowhere. The engine starts only if some
+    attribute of a spelling occurs."""
+    found = {
+        spelling: [o for o in occurrences if o.kind == "attribute"]
+        for spelling, occurrences in occurrences_in(files, spellings).items()
+    }
+    if not any(found.values()):
+        return found
+    root = root.resolve()
+    with LanguageServer(list(command) if command else ty_command(), root) as server:
+        for spelling, attributes in found.items():
+            decided = []
+            for occurrence in attributes:
+                answers = server.definition(occurrence.path, occurrence.start)
+                if any(_inside(answer.path, root) for answer in answers):
+                    decided.append(_with(occurrence, TARGET))
+                elif answers:
+                    decided.append(_with(occurrence, OTHER))
+                else:
+                    decided.append(_with(occurrence, UNKNOWN, _UNRESOLVED["attribute"]))
+            found[spelling] = decided
+    return found

@@ -133,6 +133,21 @@ class ScopeRenamer:
             return True
         return isinstance(self.scopes.scopes.get(function), FunctionScope)  # a nested function
 
+    def _overriding(self, class_node: libcst.ClassDef, new: str) -> str:
+        """Why a member ``new`` of ``class_node`` may override (or be overridden by) one of
+        another class: a base class defines it, or another file of the project binds it
+        (a subclass there may define it)."""
+        from lint_rules.analysis.inheritance import base_definition
+
+        reason = base_definition(self.file, self.scopes.offset_of(class_node.name), new)
+        if reason:
+            return reason
+        if self.file.project.names.binds(new):
+            return (
+                f"`{new}` is also bound in another file of the project (a subclass may define it)"
+            )
+        return ""
+
     def rename(
         self, node: libcst.Name, binding: Binding, old: str, new: str
     ) -> tuple[list[Edit], str]:
@@ -142,6 +157,8 @@ class ScopeRenamer:
         """
         names = {candidate.value for candidate in self.names.values()}
         refusal = rename_refusal(old, new, names, self.string_values) or shadowing(new, self.file)
+        if not refusal and binding.class_node is not None:
+            refusal = self._overriding(binding.class_node, new)
         if refusal:
             return [], refusal
         targets: list[libcst.Name] = []

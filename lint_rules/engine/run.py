@@ -72,8 +72,9 @@ def run(
         config = config_of(directory)
         return config.root, config.exclude
 
+    skipped: list[Path] = []
     with timing.timed("discovery"):
-        files = discover(paths, Path(), (), scope)
+        files = discover(paths, Path(), (), scope, skipped)
     groups: dict[Path, tuple[Config, list[Path]]] = {}
     for path in files:
         config = config_of(path.parent)
@@ -82,7 +83,7 @@ def run(
     for root in sorted(groups):
         config, group = groups[root]
         done.extend(_run_project(group, config, config.selected(rules), options))
-    return RunResult(sorted(done, key=lambda result: display_path(result.path)))
+    return RunResult(sorted(done, key=lambda result: display_path(result.path)), skipped)
 
 
 def _run_project(
@@ -207,6 +208,7 @@ def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[F
     import multiprocessing  # only here: a warm or small run should not pay for it
     from concurrent.futures import ProcessPoolExecutor
 
+    worker.prepare(paths)  # project-wide state built once here, handed to every worker
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
     methods = multiprocessing.get_all_start_methods()
@@ -215,7 +217,13 @@ def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[F
         jobs,
         mp_context=context,
         initializer=_start_worker,
-        initargs=(worker.rule_classes, worker.config, options, os.getpid()),
+        initargs=(
+            worker.rule_classes,
+            worker.config,
+            options,
+            os.getpid(),
+            worker.project.shared_state(),
+        ),
     ) as pool:
         done = []
         for results, times in pool.map(_run_batch, batches):
@@ -228,12 +236,16 @@ _worker: Worker | None = None
 
 
 def _start_worker(
-    rules: Sequence[type[Rule]], config: Config, options: RunOptions, parent: int
+    rules: Sequence[type[Rule]],
+    config: Config,
+    options: RunOptions,
+    parent: int,
+    shared: Mapping[object, object],
 ) -> None:
     import threading  # only in worker processes
 
     global _worker
-    _worker = Worker(rules, config, options)
+    _worker = Worker(rules, config, options, shared)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -252,16 +264,23 @@ def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     return results, timing.since(before)
 
 
-def open_project(root: Path) -> Project:
-    """A new ``Project`` for the files under ``root``, as ``discover`` finds them."""
-    return Project(root, project_files)
+def open_project(root: Path, shared: Mapping[object, object] | None = None) -> Project:
+    """A new ``Project`` for the files under ``root``, as ``discover`` finds them (with
+    the project-wide state another process built for this run, ``shared``)."""
+    return Project(root, project_files, shared)
 
 
 class Worker:
     """Rules, configuration and the project loaded once; checks or fixes file after file."""
 
-    def __init__(self, rules: Sequence[type[Rule]], config: Config, options: RunOptions) -> None:
-        self.project = open_project(config.root)
+    def __init__(
+        self,
+        rules: Sequence[type[Rule]],
+        config: Config,
+        options: RunOptions,
+        shared: Mapping[object, object] | None = None,
+    ) -> None:
+        self.project = open_project(config.root, shared)
         instances = [rule.create(config.options_for(rule), self.project) for rule in rules]
         self.rule_classes = tuple(rules)
         self.checker = Checker(instances, options, self.project)
@@ -283,6 +302,15 @@ class Worker:
                     for pattern, codes in self.config.per_file_ignores.items()
                 ]
         return self._per_file_ignores
+
+    def prepare(self, paths: Sequence[Path]) -> None:
+        """Let each rule build its project-wide state for ``paths`` before worker processes
+        start (``Rule.prepare_project``); a rule that fails here builds it in each worker."""
+        for rule in self.checker.rules:
+            try:
+                rule.prepare_project(paths)
+            except Exception:
+                continue
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
         start, before = time.perf_counter(), timing.snapshot()

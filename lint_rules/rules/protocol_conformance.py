@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from lint_rules.analysis.conformance import (
     OPTION,
     configured_targets,
-    find_implementations,
+    judge,
     matching_targets,
 )
 from lint_rules.analysis.declarations import file_source
@@ -25,17 +25,53 @@ class ProtocolConformanceRule(Rule):
     ## What it does
     Reads each Protocol named in `[tool.lint_rules.protocols]` from its module's
     source (never importing it): its methods (async or not, parameter names,
-    kinds and defaults), its attributes, and the members it inherits from base
-    protocols. In the files the option lists, a class implements the protocol
-    when it subclasses it (or an abstract base class beside it that declares all
-    its methods, such as `SessionABC` beside `Session`), or when it defines more
-    than half of the protocol's methods other than dunders (`__call__`,
-    `__iter__` or `__len__` are on too many classes to tell an implementation: a
-    protocol whose methods are all dunders is implemented only by the classes
-    that subclass it). For each implementation it reports
-    every missing member (at the class), every method made sync where the
-    protocol's is async or the reverse, and every parameter renamed, of another
-    kind, missing, added as required, or with another default (at the `def`).
+    kinds and defaults, return annotations), its attributes, and the members it
+    inherits from base protocols. In the files the option lists, a class is an
+    implementation of a protocol only when it is meant as one:
+
+    - it subclasses the protocol (or an abstract base class beside it that declares
+      all its methods, such as `SessionABC` beside `Session`), directly or through
+      classes of its file; or
+    - an instance of it is assigned, passed or returned in its file where the
+      protocol is annotated: `x: Driver = Chrome()`, `x: Driver` then
+      `x = Chrome()`, `return Chrome()` in a `def ... -> Driver`, `run(Chrome())` or
+      `run(driver=Chrome())` for a `def run(driver: Driver)` of the file; or
+    - it defines (itself or through classes of its file) every method of the
+      protocol, dunders included (a protocol whose methods are all dunders is
+      implemented only by the classes that subclass it or are used as it:
+      `__call__`, `__iter__` or `__len__` are on too many classes to tell).
+
+    A class that defines some of the methods (two matching names, or a stream's
+    `send` and `aclose` without the protocol's `__aenter__`) implements nothing;
+    attributes are not required to tell (they may be set where the rule cannot
+    see), and are reported when missing.
+
+    A class meant as an implementation by subclassing or use is judged against each
+    such protocol. A class that fits several protocols by its methods (twins: a sync
+    `Driver` and an `AsyncDriver` with the same method names) is judged against
+    those it can be called as: not against a twin whose methods it cannot be called
+    as (sync for async) when it can be called as another protocol with those
+    method names. When it can be called as none of them, it is reported against the
+    closest (the fewest findings), and the message names them all.
+
+    For each implementation it reports every missing member (at the class), and at
+    the `def`: a method whose result a caller of the protocol's cannot use alike,
+    every parameter renamed, of another kind (one finding naming the change: made
+    keyword-only, positional-only), missing, added as required, or with another
+    default, and a return type that is not the protocol's.
+
+    Sync or async is judged by what a caller can do with the result, as mypy does:
+    an `async def` without `yield` (a coroutine) or a `def -> Coroutine[...]`
+    satisfies `async def`; either, or a `def -> Awaitable[T]`, satisfies
+    `def f() -> Awaitable[T]`; an async generator (`async def` with `yield`) or a
+    `def -> AsyncIterator[T]` satisfies `def f() -> AsyncIterator[T]` (and
+    `AsyncIterable`, `AsyncGenerator`). Return types are compared where both sides
+    are annotated and name classes: `-> bytes` for `-> Screenshot` is reported, a
+    subclass of the protocol's return type is not (nor `int` for `float`, as for
+    mypy); a TypeVar, an alias, a Protocol, a `typing` or `collections.abc` type
+    other than the same one, a class with a base that cannot be read, and the
+    arguments of generics (`list[object]` for `list[Item]`) are left to
+    `python -m lint_rules protocols`.
 
     Dunder members the protocol declares (`__call__`, `__iter__`, `__aiter__`,
     `__len__`, `__aenter__`...) are members like any other. Not asked of an
@@ -61,15 +97,15 @@ class ProtocolConformanceRule(Rule):
 
     ## Example
     ```python
-    class RedisSession:
-        def get_items(self, n: int | None = None) -> list[Item]: ...
-        async def add_items(self, items: list[Item]) -> None: ...
+    class RedisSession(SessionABC):
+        async def get_items(self, n: int | None = None) -> tuple[Item, ...]: ...
+        def add_items(self, items: list[Item]) -> None: ...
         async def clear_session(self) -> None: ...
     ```
 
     ## Use instead
     ```python
-    class RedisSession:
+    class RedisSession(SessionABC):
         session_id: str
         session_settings: SessionSettings | None = None
 
@@ -125,8 +161,27 @@ class ProtocolConformanceRule(Rule):
         ),
         Valid(
             """
-            class Cache:
+            class Cache:  # two of the protocol's method names: it implements nothing
                 async def get_items(self, key: str) -> list[str]: ...
+                def clear_session(self) -> int: ...
+            """,
+            options=_SESSION,
+        ),
+        Valid(
+            """
+            from collections.abc import Coroutine
+            from typing import Any
+
+            class ThreadSession:  # what a caller can do with each result is the protocol's
+                session_id = "s"
+                session_settings = None
+
+                def get_items(
+                    self, limit: int | None = None
+                ) -> Coroutine[Any, Any, list[dict[str, object]]]: ...
+                async def add_items(self, items: list[dict[str, object]]) -> None: ...
+                async def pop_item(self) -> dict[str, object] | None: ...
+                async def clear_session(self) -> None: ...
             """,
             options=_SESSION,
         ),
@@ -134,7 +189,9 @@ class ProtocolConformanceRule(Rule):
     INVALID = (
         Invalid(
             """
-            class MemorySession:
+            from agent_sessions.protocol import SessionABC
+
+            class MemorySession(SessionABC):
                 session_id: str
                 session_settings = None
 
@@ -147,7 +204,7 @@ class ProtocolConformanceRule(Rule):
                 "`agent_sessions.protocol.Session` declares "
                 "`async def pop_item(self) -> Item | None`"
             ),
-            line=2, column=1, end_line=2, end_column=20,
+            line=4, column=1, end_line=4, end_column=20,
             replacement=None,
             options=_SESSION,
         ),
@@ -191,6 +248,46 @@ class ProtocolConformanceRule(Rule):
             replacement=None,
             options=_SESSION,
         ),
+        Invalid(
+            """
+            class MemorySession:
+                session_id: str
+                session_settings = None
+
+                async def get_items(self, *, limit: int | None = None) -> list[object]: ...
+                async def add_items(self, items: list[object]) -> None: ...
+                async def pop_item(self) -> object | None: ...
+                async def clear_session(self) -> None: ...
+            """,
+            message=(
+                "`MemorySession.get_items` makes parameter `limit` keyword-only; the protocol "
+                "`agent_sessions.protocol.Session` declares `async def get_items(self, "
+                "limit: int | None = None) -> list[Item]`"
+            ),
+            line=6, column=5, end_line=6, end_column=24,
+            replacement=None,
+            options=_SESSION,
+        ),
+        Invalid(
+            """
+            class MemorySession:
+                session_id: str
+                session_settings = None
+
+                async def get_items(self, limit: int | None = None) -> tuple[object, ...]: ...
+                async def add_items(self, items: list[object]) -> None: ...
+                async def pop_item(self) -> object | None: ...
+                async def clear_session(self) -> None: ...
+            """,
+            message=(
+                "`MemorySession.get_items` returns `tuple[object, ...]`, not `list[Item]`; "
+                "the protocol `agent_sessions.protocol.Session` declares `async def "
+                "get_items(self, limit: int | None = None) -> list[Item]`"
+            ),
+            line=6, column=5, end_line=6, end_column=24,
+            replacement=None,
+            options=_SESSION,
+        ),
     )  # fmt: skip
 
     def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
@@ -211,19 +308,26 @@ class ProtocolConformanceRule(Rule):
         source = file_source(
             self.file.path.resolve(), self.file.ast_tree, self.file.project.declarations
         )
-        for target in matching:
-            for implementation in find_implementations(source, target.protocol):
-                for problem in implementation.problems():
-                    start = self.file.offset(problem.node.lineno, problem.node.col_offset)
-                    name = self.file.definition_name(problem.node)
-                    name_start = name[0] if name is not None else start
-                    message = self.MESSAGE.format(
-                        cls=problem.owner,
-                        problem=problem.text,
-                        protocol=target.protocol.qualified_name,
-                        expected=problem.expected,
-                    )
-                    self.report((start, name_start + len(problem.node.name)), message)
+        for judgement in judge(source, [target.protocol for target in matching]):
+            protocol = judgement.implementation.protocol.qualified_name
+            closest = ""
+            if judgement.candidates:
+                closest = (
+                    " (the closest of the protocols it could implement: it matches none of "
+                    + ", ".join(f"`{name}`" for name in judgement.candidates)
+                    + ")"
+                )
+            for problem in judgement.problems:
+                start = self.file.offset(problem.node.lineno, problem.node.col_offset)
+                name = self.file.definition_name(problem.node)
+                name_start = name[0] if name is not None else start
+                message = self.MESSAGE.format(
+                    cls=problem.owner,
+                    problem=problem.text,
+                    protocol=protocol,
+                    expected=problem.expected,
+                )
+                self.report((start, name_start + len(problem.node.name)), message + closest)
 
     @property
     def root(self) -> Path:

@@ -7,11 +7,17 @@ import re
 from typing import TYPE_CHECKING
 
 from lint_rules.analysis.renames import Renames, Target, parse_renames
+from lint_rules.codemod.references import OTHER, UNKNOWN
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
 from lint_rules.rule import Edit, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
-    from lint_rules.codemod.project_renames import ProjectRenames
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from lint_rules.analysis.project import Project
+    from lint_rules.codemod.project_renames import BareAttributes, ProjectRenames
+    from lint_rules.codemod.references import Occurrence as ReferenceOccurrence
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _HASH = {"renames": {"hash": "unsafe_hash"}}
@@ -36,6 +42,10 @@ class StaleNameRule(Rule):
     the renamed one and is left alone, and when the project defines the old
     name itself, an attribute of a module imported from outside the project
     (`optparse.OptionParser`) is another project's name and is left alone too.
+    For a name the project defines, each attribute of that spelling is asked of
+    the reference engine: one that leads only outside the project (`str.split`,
+    `re.Pattern.split`) is left alone, one whose receiver's type is not known is
+    reported without a fix.
     A qualified entry (see Options) names one binding
     instead of a spelling: a module's attribute, a class's attribute, or one
     function's keyword argument. When its module is one of the project's files,
@@ -298,8 +308,9 @@ class StaleNameRule(Rule):
         ),
     )  # fmt: skip
 
-    def __init__(self, options: RuleOptions) -> None:
+    def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
+        self._project = project
         self.renames = parse_renames(options.get("renames", {}))
         self.old_names = self.renames.old_names
         self._occurrences: list[Occurrence] = []
@@ -444,14 +455,50 @@ class StaleNameRule(Rule):
         judge = self._judge()
         if judge is not None:
             renames = self._check_judged(judge)
+        attributes: dict[str, dict[tuple[int, int], ReferenceOccurrence]] = {}
         for renaming in plan_renames(self.file, renames, found):
             where = (renaming.occurrence.start, renaming.occurrence.end)
             message = self.MESSAGE.format(old=renaming.old, new=renaming.new)
-            if renaming.reason:
+            verdict = self._attribute_verdict(renaming.occurrence, attributes)
+            if verdict is not None and verdict.verdict == OTHER:
+                continue  # `text.split(...)` on a `str`: not the project's `split`
+            if verdict is not None and verdict.verdict == UNKNOWN:
+                self.report(where, f"{message}; not fixed: {verdict.reason}")
+            elif renaming.reason:
                 self.report(where, f"{message}; not fixed: {renaming.reason}")
             else:
                 fix = Fix((renaming.edit,)) if renaming.edit is not None else None
                 self.report(where, message, fix)
+
+    def _attribute_verdict(
+        self,
+        occurrence: Occurrence,
+        cache: dict[str, dict[tuple[int, int], ReferenceOccurrence]],
+    ) -> ReferenceOccurrence | None:
+        """For an attribute spelt like a bare rename of a name the project defines: what
+        the reference engine says it is (``None``: not such an attribute)."""
+        old = occurrence.old
+        root = self.file.root
+        if occurrence.kind != "attribute" or old not in self.renames.bare or root is None:
+            return None
+        project = self.file.project
+        defined = project.index.definitions
+        if old not in defined and self.renames.bare[old] not in defined:
+            return None  # a library's name that moved: its module's attribute is renamed
+        if old not in cache:
+            spellings = self._bare_defined(defined)
+
+            judge = _bare_judge(project, root, spellings)
+            cache[old] = judge.verdicts(self.file.path, self.file.text, old)
+        line, column = self.file.position(occurrence.end - len(old))
+        return cache[old].get((line, column - 1))
+
+    def _bare_defined(self, defined: frozenset[str]) -> frozenset[str]:
+        """The bare renames of a name the project defines, under its old or (once
+        renamed) its new name: their attributes are judged by the reference engine."""
+        return frozenset(
+            old for old, new in self.renames.bare.items() if old in defined or new in defined
+        )
 
     def _judge(self) -> ProjectRenames | None:
         """The reference engine's judge of the project's qualified targets, when this file
@@ -461,16 +508,30 @@ class StaleNameRule(Rule):
         if not targets or root is None or not any(old in self.file.text for old in targets):
             return None
         project = self.file.project
-        every = tuple(target for found in targets.values() for target in found)
-        key = ("LR001", tuple((target.key, target.new) for target in every))
-
-        def build() -> ProjectRenames:
-            from lint_rules.codemod.project_renames import project_renames  # only when needed
-
-            return project_renames(root, project.files(), every)
-
         project.note_read()  # the verdicts depend on the other files of the project
-        return project.shared(key, build)
+        return _qualified_judge(project, root, self.renames)
+
+    def prepare_project(self, paths: Sequence[Path]) -> None:
+        """Before worker processes start: build the reference engine's verdicts once, if
+        an old spelling occurs in the files (each worker would start the engine again)."""
+        project = self._project
+        root = project.root if project is not None else None
+        if project is None or root is None or not self.old_names:
+            return
+        present: set[str] = set()
+        for path in paths:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            present.update(old for old in self.old_names if old in text)
+        if any(old in self.renames.targets for old in present):
+            _qualified_judge(project, root, self.renames).prepare()
+        bare = {old for old in present if old in self.renames.bare}
+        if bare:
+            spellings = self._bare_defined(project.index.definitions)
+            if bare & spellings:
+                _bare_judge(project, root, spellings).prepare()
 
     def _check_judged(self, judge: ProjectRenames) -> Renames:
         """Report the judged targets' sites in this file; the targets left to the per-file
@@ -585,3 +646,26 @@ def name_strings(tree: ast.Module) -> set[int]:
         ):
             found.add(id(node.args[1]))
     return found
+
+
+def _qualified_judge(project: Project, root: Path, renames: Renames) -> ProjectRenames:
+    """The project's judge of the qualified targets (built once per ``Project``)."""
+    every = tuple(target for found in renames.targets.values() for target in found)
+
+    def build() -> ProjectRenames:
+        from lint_rules.codemod.project_renames import project_renames  # only when needed
+
+        return project_renames(root, project.files(), every)
+
+    return project.shared(("LR001", tuple((t.key, t.new) for t in every)), build)
+
+
+def _bare_judge(project: Project, root: Path, spellings: frozenset[str]) -> BareAttributes:
+    """The project's judge of attributes spelt like bare renames (built once)."""
+
+    def build() -> BareAttributes:
+        from lint_rules.codemod.project_renames import bare_attributes
+
+        return bare_attributes(root, project.files(), spellings)
+
+    return project.shared(("LR001", "bare", spellings), build)

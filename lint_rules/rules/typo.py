@@ -101,8 +101,12 @@ class TypoRule(Rule):
     it or clash), when it is a builtin (a local is never renamed to `set`), when a
     star import of the file binds it (read from the module's source: its literal
     `__all__`, else its public top-level names) or might (the module's source
-    cannot be read, or its `__all__` is computed), or when the name also appears
-    inside a string (for example a string annotation). A word
+    cannot be read, or its `__all__` is computed), when a class member's new
+    name is defined by a base class (followed through imports into the project,
+    the standard library and installed packages; a base that cannot be read
+    counts as defining it) or bound in another file of the project (a subclass
+    there may define it), or when the name also appears inside a string (for
+    example a string annotation). A word
     in prose that names code stays: one in inline code (` ``emit()`` `,
     `` `emit` ``, a role such as `` :func:`emit` ``) or one that is a name
     defined in the file or a function or class defined in the project. A

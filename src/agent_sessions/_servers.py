@@ -8,10 +8,10 @@ import logging
 import math
 import re
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Generic, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import Generic, NamedTuple, TypeVar
+from urllib.parse import quote, unquote
 
 from .errors import SessionBackendError, SessionConfigError
 
@@ -19,32 +19,134 @@ __all__ = [
     "PerLoop",
     "SessionBackendError",
     "check_timeout",
+    "check_userinfo",
     "deadline",
     "mask_url",
     "missing_driver",
+    "scrub",
+    "url_secrets",
 ]
 
 _T = TypeVar("_T")
 logger = logging.getLogger("agent_sessions")
 
 _PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)")
-_USERINFO_PASSWORD = re.compile(r"(://[^/:@]*):[^/]*@")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)(.*)", re.DOTALL)
+# "host:5432/db?application_name=a@b": a port then the path, not a password.
+_PORT_THEN_PATH = re.compile(r"\d*[/?#]")
+_NOT_IN_USERINFO = "/?#@[]"
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+class _UserInfo(NamedTuple):
+    scheme: str  # with "://"
+    user: str
+    password: str | None
+    tail: str  # what follows the "@"
+    suspicious: bool  # spelled so that drivers may split the URL elsewhere
+
+
+def _userinfo(url: str) -> _UserInfo | None:
+    """The user info of ``url``, or ``None`` when it names no user.
+
+    As the URL grammar reads it (up to the last ``@`` of the authority) when that is
+    unambiguous. When it is not (a raw ``@``, ``[``, ``]`` or stray ``%`` in it, or a
+    ``:`` before a ``/``, ``?`` or ``#`` that some later ``@`` ends), it runs to the
+    *last* ``@`` of the URL, as liberally as any driver might read it, and is
+    ``suspicious``: a password holding ``#``, ``/``, ``?`` or ``@`` is then all of it."""
+    match = _SCHEME.fullmatch(url)
+    if match is None:
+        return None
+    scheme, rest = match.groups()
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    head, at, _ = authority.rpartition("@")
+    if at:
+        user, colon, password = head.partition(":")
+        clean = not any(char in head for char in _NOT_IN_USERINFO)
+        if (
+            clean
+            and not _BAD_PERCENT.search(head)
+            and not _at_outside_query(rest[len(authority) :])
+        ):
+            return _UserInfo(
+                scheme, user, password if colon else None, rest[len(head) + 1 :], False
+            )
+    else:
+        head, at, _ = rest.rpartition("@")
+        user, colon, password = head.partition(":")
+        # "[::1]:5432/db?a=b@c" and "host:5432/db?a=b@c" name no user; neither does
+        # "host/db?a=b@c" (nor can "us/er@host" be told from it: user names are no secret).
+        if not at or head.startswith("[") or not colon or _PORT_THEN_PATH.match(password):
+            return None
+    head, _, tail = rest.rpartition("@")
+    user, colon, password = head.partition(":")
+    return _UserInfo(scheme, user, password if colon else None, tail, True)
+
+
+def _at_outside_query(after: str) -> bool:
+    """Whether ``after`` (what follows a URL's authority) holds an ``@`` that no query
+    parameter's value holds: in the path, the fragment, or a query "parameter" without
+    ``=`` (``u:pa@ss/w0rd@host``: the password went on past its ``@``)."""
+    path, _, query = after.partition("#")[0].partition("?")
+    if "@" in path or "@" in after.partition("#")[2]:
+        return True
+    return any("@" in pair.partition("=")[0] for pair in query.split("&"))
 
 
 def mask_url(url: str) -> str:
     """``url`` with its password (if any) replaced by ``***``: in the user info of any
-    scheme (``sqlite://u:pw@host/x.db`` too, and URLs too broken to parse), and as a
-    ``password=`` parameter (libpq's ``key=value`` strings and URL query strings)."""
+    scheme (``sqlite://u:pw@host/x.db`` too, and URLs too broken to parse), whatever it
+    holds (``#``, ``/``, ``?``, ``@``, ``%``: when its spelling is ambiguous, everything
+    up to the URL's last ``@`` is masked), and as a ``password=`` parameter (libpq's
+    ``key=value`` strings and query strings)."""
     url = _PASSWORD_PARAMETER.sub(r"\1***", url)
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # e.g. an unbalanced IPv6 bracket: mask by pattern instead
-        return _USERINFO_PASSWORD.sub(r"\1:***@", url)
-    userinfo, at, hostport = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
+    parts = _userinfo(url)
+    if parts is None or parts.password is None:
         return url
-    user = userinfo.partition(":")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
+    return f"{parts.scheme}{parts.user}:***@{parts.tail}"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The password of ``url`` in every spelling a message might quote it in (as written,
+    percent-decoded, and the ``password=`` parameter's), longest first, for
+    :func:`scrub`."""
+    found: set[str] = set()
+    parts = _userinfo(url)
+    if parts is not None and parts.password:
+        found.update({parts.password, unquote(parts.password)})
+    for match in _PASSWORD_PARAMETER.finditer(url):
+        value = match.group(2)
+        found.update({value, value.strip("'"), unquote(value)})
+    return sorted((secret for secret in found if secret), key=len, reverse=True)
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every one of ``secrets`` (see :func:`url_secrets`) replaced by
+    ``***``: for messages that quote what a driver made of a URL."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def check_userinfo(url: str) -> None:
+    """Refuse, with ``SessionConfigError`` and without showing it, a user name or password
+    that holds a character the URL grammar ends it at (``/ ? # @ [ ]``) or a ``%`` that
+    starts no escape: drivers split such a URL in different places (so a password would
+    reach the server cut, or as a host name), and it must be percent-encoded instead.
+    (A password of digits then ``/``, ``?`` or ``#`` reads as a port and is not caught.)"""
+    parts = _userinfo(url)
+    if parts is None or not parts.suspicious:
+        return
+    for what, text in (("user name", parts.user), ("password", parts.password or "")):
+        bad = next((char for char in text if char in _NOT_IN_USERINFO), None)
+        if bad is None and _BAD_PERCENT.search(text):
+            bad = "%"
+        if bad is not None:
+            raise SessionConfigError(
+                f"the {what} in {mask_url(url)!r} holds a raw {bad!r}: percent-encode it "
+                f"as {quote(bad, safe='')} (urllib.parse.quote(text, safe=''))"
+            )
+    raise SessionConfigError(f"ambiguous user info in {mask_url(url)!r}: percent-encode it")
 
 
 def missing_driver(backend: str, extra: str, module: str) -> ImportError:

@@ -43,11 +43,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
-from urllib.parse import unquote, urlsplit
 
 from . import __version__
 from ._json import encode_items
-from ._servers import mask_url
+from ._servers import mask_url, scrub, url_secrets
 from .items import is_function_call, is_function_call_output, message_role, message_text
 from .migrate import configure_parser as configure_migrate_parser
 from .protocol import Item, Session, SessionError, SessionStore, validate_session_id
@@ -536,17 +535,5 @@ def _error_line(exc: BaseException, url: str | None, arguments: Sequence[str] = 
         if url is not None:
             message = f"{message} (at {mask_url(url)})"
     for argument in {*arguments, *([url] if url is not None else [])}:
-        for password in _passwords(argument):
-            message = message.replace(password, "***")
+        message = scrub(message, url_secrets(argument))
     return _escaped(message)
-
-
-def _passwords(url: str) -> list[str]:
-    """The password of ``url`` as written and decoded (both may appear in a message)."""
-    try:
-        password = urlsplit(url).password
-    except ValueError:
-        return []
-    if not password:
-        return []
-    return sorted({password, unquote(password)}, key=len, reverse=True)

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Literal
 
 from ._json import encode_items
-from ._servers import mask_url
+from ._servers import check_userinfo, mask_url, scrub, url_secrets
 from .protocol import InvalidItemError, Item, SessionError, SessionStore
 
 __all__ = [
@@ -210,7 +210,13 @@ async def read_sdk_redis(
         raise ValueError("key_prefix must be a non-empty str")
     head, tail = f"{key_prefix}:", ":messages"
     pattern = _glob_escape(head) + "*" + tail
-    client = redis.asyncio.Redis.from_url(url)
+    check_userinfo(url)  # a raw "/" or "#" in a password would be shown as a port
+    try:
+        client = redis.asyncio.Redis.from_url(url)
+    except ValueError as exc:
+        raise MigrationError(
+            f"bad Redis URL {mask_url(url)}: {scrub(str(exc), url_secrets(url))}"
+        ) from None
     grouped: dict[str, list[tuple[str, str | bytes]]] = {}
     try:
         keys: set[bytes] = set()  # SCAN may return a key twice
@@ -221,7 +227,10 @@ async def read_sdk_redis(
             values: list[str | bytes] = await client.lrange(key, 0, -1)
             grouped[session_id] = [(f"list index {i}", value) for i, value in enumerate(values)]
     except redis.exceptions.RedisError as exc:
-        raise MigrationError(f"cannot read the SDK's sessions at {mask_url(url)}: {exc}") from exc
+        raise MigrationError(
+            f"cannot read the SDK's sessions at {mask_url(url)}: "
+            f"{scrub(str(exc), url_secrets(url))}"
+        ) from exc
     finally:
         await client.aclose()
     return _decode_sessions(grouped, f"{mask_url(url)} keys {pattern}", session_ids, skip_invalid)
@@ -324,12 +333,20 @@ def _glob_escape(text: str) -> str:
 
 
 def describe(report: MigrationReport) -> list[str]:
-    """The report as lines for a person: one per session, one per skipped row, a total."""
+    """The report as lines for a person: one per session, one per skipped row, a total.
+    Session ids are shown as ``list`` shows them (a ``$'...'`` literal when not plain
+    printable text), so no stored newline or control sequence reaches the terminal."""
+    from .cli import _escaped, _shown
+
     lines = [
-        f"{outcome.action:<9} {outcome.session_id}: {outcome.written} of {outcome.total} items"
+        f"{outcome.action:<9} {_shown(outcome.session_id)}: {outcome.written} of "
+        f"{outcome.total} items"
         for outcome in report.sessions
     ]
-    lines += [f"skipped   {row.session_id}: {row.where}: {row.reason}" for row in report.skipped]
+    lines += [
+        f"skipped   {_shown(row.session_id)}: {_escaped(row.where)}: {_escaped(row.reason)}"
+        for row in report.skipped
+    ]
     counts = {
         action: sum(1 for o in report.sessions if o.action == action)
         for action in ("copied", "appended", "unchanged")

@@ -33,7 +33,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ._json import decode_item, decode_items
-from ._servers import PerLoop, check_timeout, deadline, mask_url, missing_driver
+from ._servers import (
+    PerLoop,
+    check_timeout,
+    check_userinfo,
+    deadline,
+    mask_url,
+    missing_driver,
+    scrub,
+    url_secrets,
+)
 from .base import BaseSession, BaseStore, Release
 from .errors import (
     BackendAuthenticationError,
@@ -85,6 +94,16 @@ DEFAULT_SOCKET_TIMEOUT = 20.0
 MAX_SESSION_ID_BYTES = 2048
 """The longest session id (UTF-8 bytes) the ``(session_id, id)`` index always holds."""
 
+# What libpq reports (without a SQLSTATE) when the server refuses who connects.
+_AUTHENTICATION_FAILED = (
+    "password authentication failed",
+    "authentication failed for user",
+    "no password supplied",
+    "no pg_hba.conf entry",
+    "pg_hba.conf rejects connection",
+    "is not permitted to log in",
+)
+_ROLE_MISSING = re.compile(r'fatal:\s+role ".*" does not exist')
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 # Each entry upgrades a table from version N to N + 1; {table} and {index} are filled in.
 _MIGRATIONS = (
@@ -143,7 +162,7 @@ class PostgresStore(BaseStore):
         create: bool = True,
     ) -> None:
         if (url is None) == (pool is None):
-            raise ValueError("PostgresStore needs exactly one of url= or pool=")
+            raise SessionConfigError("PostgresStore needs exactly one of url= or pool=")
         self._create = bool(create)
         self.table = _check_table(table)
         if isinstance(max_connections, bool) or not isinstance(max_connections, int):
@@ -162,15 +181,27 @@ class PostgresStore(BaseStore):
         self._injected = pool
         if pool is None:
             assert url is not None
+            if not isinstance(url, str):
+                raise TypeError(f"url must be a str, got {type(url).__name__}")
+            check_userinfo(url)
             self._conninfo = url
             self.url = mask_url(url)
         else:
             self._conninfo = pool.conninfo if isinstance(pool.conninfo, str) else ""
             self.url = mask_url(self._conninfo) if self._conninfo else "pool"
+        self._secrets = url_secrets(self._conninfo)
         try:
-            conninfo_to_dict(self._conninfo)
+            parameters = conninfo_to_dict(self._conninfo)
         except psycopg.ProgrammingError as exc:
-            raise SessionConfigError(f"bad PostgreSQL URL {self.url}: {exc}") from None
+            raise SessionConfigError(
+                f"bad PostgreSQL URL {self.url}: {self._scrub(str(exc).strip())}"
+            ) from None
+        # A statement_timeout the URL sets in libpq's options (-c statement_timeout=...)
+        # is the user's word: the store's default does not override it.
+        self._set_statement_timeout = not (
+            statement_timeout == DEFAULT_STATEMENT_TIMEOUT
+            and "statement_timeout" in str(parameters.get("options", ""))
+        )
         self._injected_free = pool is not None
         self._pools: PerLoop[AsyncConnectionPool[Any]] = PerLoop(self._drop_pool)
         # The connections each pool of ours opened, for closing them without the pool.
@@ -325,7 +356,8 @@ class PostgresStore(BaseStore):
             raise self._translate(exc, sent, connected=connected) from exc
         except OSError as exc:
             raise SessionBackendError(
-                f"PostgreSQL at {self.url} failed: {exc}", may_have_written=sent
+                f"PostgreSQL at {self.url} failed: {self._scrub(str(exc))}",
+                may_have_written=sent,
             ) from exc
 
     def _drop_pool(self, pool: AsyncConnectionPool[Any]) -> None:
@@ -349,9 +381,12 @@ class PostgresStore(BaseStore):
         statement_ms = round(self.statement_timeout * 1000)
         opened: weakref.WeakSet[psycopg.AsyncConnection[Any]] = weakref.WeakSet()
 
+        set_statement_timeout = self._set_statement_timeout
+
         async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
             opened.add(conn)
-            await conn.execute(f"SET statement_timeout = {statement_ms:d}")
+            if set_statement_timeout:
+                await conn.execute(f"SET statement_timeout = {statement_ms:d}")
 
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
             self._conninfo,
@@ -384,19 +419,29 @@ class PostgresStore(BaseStore):
         except psycopg.Error as cause:
             return self._translate(cause, False, connected=False)
         except OSError as cause:
-            return BackendUnreachableError(f"PostgreSQL at {self.url} is unreachable: {cause}")
+            return BackendUnreachableError(
+                f"PostgreSQL at {self.url} is unreachable: {self._scrub(str(cause))}"
+            )
         await conn.close()
         return SessionBackendError(
             f"PostgreSQL at {self.url}: no pooled connection came free within "
             f"{self.timeout}s ({exc})"
         )
 
+    def _scrub(self, text: str) -> str:
+        return scrub(text, self._secrets)
+
     def _translate(self, exc: psycopg.Error, sent: bool, *, connected: bool = True) -> SessionError:
         where = f"PostgreSQL at {self.url}"
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        text = self._scrub(text)
         sqlstate = exc.sqlstate or ""
         lowered = str(exc).lower()
-        if sqlstate.startswith("28") or "password authentication failed" in lowered:
+        if (
+            sqlstate.startswith("28")
+            or any(sign in lowered for sign in _AUTHENTICATION_FAILED)
+            or _ROLE_MISSING.search(lowered)
+        ):
             return BackendAuthenticationError(f"{where} refused the credentials: {text}")
         if sqlstate == "3D000" or ("database" in lowered and "does not exist" in lowered):
             return BackendDatabaseMissingError(f"{where}: the database does not exist: {text}")

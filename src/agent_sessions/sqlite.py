@@ -43,14 +43,20 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final, NamedTuple, TypeVar
 
 from ._json import decode_item, decode_items
 from .base import BaseSession, BaseStore, Release
-from .errors import BackendDatabaseMissingError, SessionConfigError
+from .errors import (
+    BackendDatabaseMissingError,
+    BackendTimeoutError,
+    ForeignDataError,
+    SessionBackendError,
+    SessionConfigError,
+)
 from .protocol import (
     Item,
     SessionClosedError,
@@ -89,6 +95,7 @@ _MAX_WAITING_THREADS = 4
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 _SQLITE_READONLY = 8
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 10, 11, 13, 26
 _FILE_MODE = 0o600  # new database files: readable and writable by their owner only
 
 
@@ -130,7 +137,7 @@ class SQLiteStore(BaseStore):
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
             raise TypeError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
         if busy_timeout < 0:
-            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
+            raise SessionConfigError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
         self.busy_timeout = float(busy_timeout)
         self._sql = _Statements(self.table_prefix)
         self._connections: _Connections = (
@@ -204,8 +211,12 @@ class SQLiteStore(BaseStore):
                 time.monotonic() + self.busy_timeout,
                 abandoned,
             )
+            # One asyncio future for the job, awaited (through the shield) and, when this
+            # call is cancelled, settled: its outcome is always read, so asyncio never logs
+            # "Future exception was never retrieved" for a job that gave up.
+            waiter = asyncio.wrap_future(job)
             try:
-                return await asyncio.shield(asyncio.wrap_future(job))
+                return await asyncio.shield(waiter)
             except asyncio.CancelledError:
                 # Settle the outcome before the caller hears of the cancellation, so that a
                 # cancelled write never commits later behind its back: a job not started
@@ -214,12 +225,39 @@ class SQLiteStore(BaseStore):
                 # transaction.
                 abandoned.set()
                 if not job.cancel():
-                    await _settled(job)
+                    await _settled(waiter)
                 raise
-        except sqlite3.OperationalError as exc:
-            if _error_code(exc) == _SQLITE_READONLY or "readonly database" in str(exc):
-                raise self._read_only_error() from exc
-            raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: sqlite3.Error) -> SessionError:
+        """The ``SessionError`` for a ``sqlite3`` error, naming the path. Every write is a
+        transaction rolled back on failure, so none of them may have been stored."""
+        code, text = _error_code(exc), str(exc)
+        where = f"SQLite database {self.db_path}"
+        if code == _SQLITE_READONLY or "readonly database" in text:
+            return self._read_only_error()
+        if isinstance(exc, _GaveUpWaiting):
+            return BackendTimeoutError(text, may_have_written=False)
+        if code == _SQLITE_FULL or "database or disk is full" in text:
+            return SessionBackendError(
+                f"{where} cannot grow: the disk, the file size limit or max_page_count is "
+                f"reached ({text}); nothing was written"
+            )
+        if code == _SQLITE_IOERR or "disk I/O error" in text:
+            return SessionBackendError(
+                f"{where} could not be written or read ({text}): is the disk full, or a "
+                "file size limit reached? A write that failed was rolled back"
+            )
+        if code == _SQLITE_NOTADB or "file is not a database" in text:
+            return ForeignDataError(
+                f"{where} is not a SQLite database ({text}); it was left untouched"
+            )
+        if code == _SQLITE_CORRUPT or "malformed" in text:
+            return SessionBackendError(f"{where} is corrupt ({text})")
+        if text.startswith(("cannot create SQLite database", "cannot open SQLite database")):
+            return SessionBackendError(text)
+        return SessionBackendError(f"{where} failed: {text}")
 
     def _read_only_error(self) -> ReadOnlyDatabaseError:
         why = (
@@ -274,6 +312,7 @@ class SQLiteStore(BaseStore):
             return
         with _transaction(connection):
             version = self._read_schema_version(connection)
+            self._refuse_foreign_tables(connection)
             for statement in self._sql.create_schema:
                 connection.execute(statement)
             if version < SCHEMA_VERSION:
@@ -288,6 +327,25 @@ class SQLiteStore(BaseStore):
                 "agent-sessions to use it (the database was left untouched)"
             )
         return version
+
+    def _refuse_foreign_tables(self, connection: sqlite3.Connection) -> None:
+        """Raise ``ForeignDataError`` if a table (or view, index, ...) of our names exists
+        with another shape: it belongs to another program and is left untouched."""
+        for name, columns in self._sql.columns.items():
+            kind = connection.execute(
+                "SELECT type FROM sqlite_master WHERE name = ?", (name,)
+            ).fetchone()
+            if kind is None:
+                continue
+            found = [row[1] for row in connection.execute(f"PRAGMA table_info({name})")]
+            if kind[0] != ("index" if name == self._sql.index else "table") or (
+                kind[0] == "table" and found != columns
+            ):
+                raise ForeignDataError(
+                    f"SQLite database {self.db_path} holds a {kind[0]} {name!r} "
+                    f"({', '.join(found) or 'no columns'}) that agent-sessions did not create; "
+                    "it was left untouched: choose another table_prefix"
+                )
 
     def _tables_exist(self, connection: sqlite3.Connection) -> bool:
         found = connection.execute(self._sql.count_schema_objects).fetchone()[0]
@@ -344,6 +402,7 @@ class SQLiteStore(BaseStore):
             "after": cursor or "",
             "prefix": prefix,
             "upper": _prefix_upper_bound(prefix),
+            "prefix_length": len(prefix),
             "limit": limit,
         }
         rows = connection.execute(self._sql.list_sessions, parameters).fetchall()
@@ -422,7 +481,7 @@ def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[s
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, got {type(value).__name__}")
         if not _TABLE_NAME.fullmatch(value) or value.lower().startswith("sqlite_"):
-            raise ValueError(
+            raise SessionConfigError(
                 f"{name} must be an SQL identifier (a letter or '_', then letters, digits "
                 f"or '_', at most 64 characters, not starting with 'sqlite_'), got {value!r}"
             )
@@ -451,13 +510,17 @@ class _DatabaseBusy(Exception):
     """The inline attempt found the database locked; retry where waiting is allowed."""
 
 
+class _GaveUpWaiting(sqlite3.OperationalError):
+    """The database stayed locked for the whole ``busy_timeout``."""
+
+
 class _Abandoned(Exception):
     """The caller was cancelled while its operation waited for a lock; it never ran."""
 
 
-async def _settled(job: Future[Any]) -> None:
-    """Wait until ``job`` is done, even through repeated cancellation (it is short)."""
-    waiter = asyncio.wrap_future(job)
+async def _settled(waiter: asyncio.Future[Any]) -> None:
+    """Wait until the job behind ``waiter`` is done, even through repeated cancellation
+    (it is short), and read its outcome."""
     while not waiter.done():
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait({waiter})
@@ -515,9 +578,9 @@ class _MemoryConnection(_Connections):
             if abandoned.is_set():
                 raise _Abandoned
             if time.monotonic() >= until:
-                raise sqlite3.OperationalError(
+                raise _GaveUpWaiting(
                     "in-memory SQLite database is locked by another thread: gave up after "
-                    "waiting busy_timeout seconds"
+                    "waiting busy_timeout seconds; nothing was written"
                 )
         try:
             return operation(self._connection)
@@ -603,9 +666,9 @@ class _FileConnections(_Connections):
                 if not _is_busy(exc):
                     raise
                 if time.monotonic() >= until:
-                    raise sqlite3.OperationalError(
+                    raise _GaveUpWaiting(
                         f"SQLite database {self._path} is locked by another connection: "
-                        "gave up after waiting busy_timeout seconds"
+                        "gave up after waiting busy_timeout seconds; nothing was written"
                     ) from exc
 
     def close(self) -> None:
@@ -737,6 +800,12 @@ class _Statements:
         sessions, items = f"{prefix}sessions", f"{prefix}items"
         index = f"{prefix}items_by_session"
         self.items = items
+        self.index = index
+        self.columns = {
+            sessions: ["session_id", "created_at"],
+            items: ["id", "session_id", "item"],
+            index: ["session_id", "id"],
+        }
         self.create_schema = (
             f"""CREATE TABLE IF NOT EXISTS {sessions} (
                 session_id TEXT PRIMARY KEY NOT NULL,
@@ -777,7 +846,9 @@ class _Statements:
             f"SELECT s.session_id FROM {sessions} AS s "
             "WHERE s.session_id > :after AND s.session_id >= :prefix "
             "AND (:upper IS NULL OR s.session_id < :upper) "
-            "AND substr(s.session_id, 1, length(:prefix)) = :prefix "
+            # [prefix, upper) holds exactly the ids starting with prefix (TEXT compares
+            # as bytes, NULs included: length() and substr() would stop at a NUL).
+            "AND (:upper IS NOT NULL OR substr(s.session_id, 1, :prefix_length) = :prefix) "
             f"AND EXISTS (SELECT 1 FROM {items} AS i WHERE i.session_id = s.session_id) "
             "ORDER BY s.session_id LIMIT :limit"
         )
@@ -792,18 +863,18 @@ def _resolve_db_path(db_path: str | os.PathLike[str]) -> str:
     if path == MEMORY:
         return MEMORY
     if not path:
-        raise ValueError("db_path must be ':memory:' or a file path, got ''")
+        raise SessionConfigError("db_path must be ':memory:' or a file path, got ''")
     return os.path.realpath(path)
 
 
 def _validate_table_prefix(table_prefix: str) -> str:
     if not isinstance(table_prefix, str) or not _TABLE_PREFIX.fullmatch(table_prefix):
-        raise ValueError(
+        raise SessionConfigError(
             f"table_prefix must be an SQL identifier (a letter or '_', then letters, digits "
             f"or '_', at most 48 characters), got {table_prefix!r}"
         )
     if table_prefix.lower().startswith("sqlite_"):
-        raise ValueError(
+        raise SessionConfigError(
             f"table_prefix must not start with 'sqlite_' (reserved by SQLite): {table_prefix!r}"
         )
     return table_prefix

@@ -34,6 +34,12 @@ and pytest runs every test of the kit against ``MySession``. Requirements and ch
 - A corrupt row counts towards ``get_items(limit)`` (reads cost O(limit), never a scan for
   valid rows); ``pop_item`` discards corrupt rows at the top and returns the latest valid
   item.
+- Listing: when a session has a store with ``list_sessions`` (see
+  :meth:`~SessionConformance.listing_store`), the kit checks that a huge page size is
+  clamped (``limit=10**30`` lists everything, never an overflow), that a bad one raises
+  ``ValueError`` or ``TypeError`` naming ``limit``, and that an id with a NUL after the
+  prefix is found (or, on a backend refusing NULs in ids, that such a prefix lists
+  nothing).
 - Errors and the order of checks: a call on a closed session raises
   ``SessionClosedError`` whatever its arguments (the closed state is checked first); bad
   items raise ``InvalidItemError`` and bad ids ``InvalidSessionIdError``, the classes of
@@ -168,6 +174,13 @@ class SessionConformance:
         accepts bytes but answers nothing (as under ``SIGSTOP``); leaving it resumes the
         server, which then processes what it had received."""
         raise NotImplementedError(f"{type(self).__name__} must implement freeze_server")
+
+    def listing_store(self, session: Session) -> Any | None:
+        """The store that lists ``session``'s id with ``list_sessions(prefix=, cursor=,
+        limit=)``, or ``None`` to skip the listing tests. The default is
+        ``session.store`` when it has a ``list_sessions`` (every store of this library)."""
+        store = getattr(session, "store", None)
+        return store if callable(getattr(store, "list_sessions", None)) else None
 
     # -- helpers for the tests -----------------------------------------------------------
 
@@ -917,6 +930,58 @@ class SessionConformance:
         for _ in range(5):  # give a resumed server time to (wrongly) commit it
             await asyncio.sleep(0.2)
             assert await asyncio.wait_for(session.get_items(), self.frozen_call_bound) == [{"n": 0}]
+
+    # -- listing (the store of a session, see listing_store) ---------------------------------
+
+    async def _listed(self, session: Session) -> Any:
+        store = self.listing_store(session)
+        if store is None:
+            pytest.skip(f"{type(session).__name__} has no store that lists sessions")
+        return store
+
+    @pytest.mark.parametrize("limit", [2**63 - 1, 2**63, 2**64, 10**30])
+    @_closes_sessions
+    async def test_list_sessions_clamps_a_huge_limit(self, limit: int) -> None:
+        session = await self.open_session("huge-list")
+        store = await self._listed(session)
+        await session.add_items([{"n": 0}])
+        page = await store.list_sessions(prefix=session.session_id, limit=limit)
+        assert (list(page.session_ids), page.next_cursor) == ([session.session_id], None)
+
+    @pytest.mark.parametrize(
+        ("limit", "error"),
+        [(0, ValueError), (-1, ValueError), (True, TypeError), ("3", TypeError), (1.5, TypeError)],
+    )
+    @_closes_sessions
+    async def test_list_sessions_refuses_a_bad_limit(
+        self, limit: object, error: type[Exception]
+    ) -> None:
+        session = await self.open_session("bad-list")
+        store = await self._listed(session)
+        await session.add_items([{"n": 0}])
+        with pytest.raises(error, match="limit"):
+            await store.list_sessions(prefix=session.session_id, limit=limit)
+
+    @_closes_sessions
+    async def test_list_sessions_finds_an_id_with_a_nul_after_the_prefix(self) -> None:
+        base = _unique("nul-list")
+        probe = await self._track(self.create_session(f"{base}-probe"))
+        try:
+            session = await self._track(self.create_session(f"{base}a\x00b"))
+        except InvalidSessionIdError:
+            # A backend that cannot store a NUL refuses it in every id: then no id it
+            # lists holds one, and a prefix with a NUL lists nothing (no error either).
+            page = await (await self._listed(probe)).list_sessions(prefix=f"{base}a\x00")
+            assert (list(page.session_ids), page.next_cursor) == ([], None)
+            return
+        store = await self._listed(session)
+        other = await self._track(self.create_session(f"{base}ab"))
+        await session.add_items([{"n": 0}])
+        await other.add_items([{"n": 1}])
+        page = await store.list_sessions(prefix=f"{base}a\x00")
+        assert (list(page.session_ids), page.next_cursor) == ([session.session_id], None)
+        page = await store.list_sessions(prefix=f"{base}a")
+        assert sorted(page.session_ids) == sorted([session.session_id, other.session_id])
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -7,14 +7,23 @@ URL                                       store
 ``sqlite:///relative/path.db``            SQLite file (``sqlite:////abs/path.db``)
 ``redis://[user:password@]host[:port]/db`` Redis (also ``rediss://``, ``unix://``)
 ``postgresql://user@host[:port]/dbname``  PostgreSQL (also ``postgres://``)
+``mysql+asyncmy://user@host[:port]/db``   SQLAlchemy (also ``mysql://``, ``mariadb://``,
+                                          ``postgresql+psycopg://``,
+                                          ``sqlite+aiosqlite:///path.db``, ...)
 ========================================  ==========================================
 
 Options ride in the query string and are removed before the URL reaches the driver:
 ``table_prefix`` (SQLite); ``key_prefix``, ``ttl``, ``connect_timeout`` and
 ``socket_timeout`` (Redis); ``table``, ``max_connections``, ``timeout``,
-``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL). Any other
-query parameter is passed on to the driver (``?sslmode=require``, ...). An option whose
-value is out of range raises ``SessionConfigError`` (a ``ValueError``) naming it.
+``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL); ``table``,
+``max_connections`` and ``timeout`` (SQLAlchemy). Any other
+query parameter is passed on to the driver byte for byte as written
+(``?options=-c%20statement_timeout%3D1234`` reaches libpq as is), and one the driver does
+not know (``?bogus=1``) is refused when the store is made. An option whose value is out
+of range raises ``SessionConfigError`` (a ``ValueError``) naming it. A user name or
+password holding ``/ ? # @ [ ]`` or a stray ``%`` must be percent-encoded (``%2F``, ...):
+it is refused with ``SessionConfigError`` (and never shown), since drivers would split
+such a URL in different places.
 
 The backends are the rows of :data:`BACKENDS`.
 """
@@ -25,9 +34,9 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ._servers import mask_url
+from ._servers import check_userinfo, mask_url
 from .errors import SessionConfigError
 from .protocol import SessionABC, SessionSettings, SessionStore
 
@@ -134,6 +143,27 @@ BACKENDS: tuple[Backend, ...] = (
         },
         creates=True,
     ),
+    Backend(
+        name="SQLAlchemy",
+        schemes=(
+            "mysql",
+            "mariadb",
+            "mysql+asyncmy",
+            "mariadb+asyncmy",
+            "postgresql+psycopg",
+            "postgresql+asyncpg",
+            "sqlite+aiosqlite",
+        ),
+        module="sqlalchemy",
+        store="SQLAlchemyStore",
+        session="SQLAlchemySession",
+        options={
+            "table": _text,
+            "max_connections": _integer("max_connections"),
+            "timeout": _seconds("timeout"),
+        },
+        creates=True,
+    ),
 )
 """Every backend a URL can name. A new backend adds one row here (see docs/sessions.md)."""
 
@@ -173,9 +203,13 @@ def _class(backend: Backend, name: str) -> Any:
 
 
 def _parse(url: str) -> tuple[Backend, str, dict[str, Any]]:
-    """Split ``url`` into (backend, what its driver gets, our options)."""
+    """Split ``url`` into (backend, what its driver gets, our options).
+
+    The driver's options reach it byte for byte as written (``%20`` stays ``%20``, never
+    re-encoded as ``+``): only our own options are taken out of the query string."""
     if not isinstance(url, str):
         raise TypeError(f"a session URL must be a str, got {type(url).__name__}")
+    check_userinfo(url)  # before anything splits the URL: a raw "?" or "#" would cut it
     try:
         parts = urlsplit(url)
     except ValueError as exc:
@@ -187,20 +221,25 @@ def _parse(url: str) -> tuple[Backend, str, dict[str, Any]]:
         raise SessionConfigError(
             f"unsupported session URL {mask_url(url)!r}: expected one of {known}"
         )
-    query = parse_qsl(parts.query, keep_blank_values=True)
+    before_fragment, hash_sign, fragment = url.partition("#")
+    base, _, query = before_fragment.partition("?")
     options: dict[str, Any] = {}
-    driver_query: list[tuple[str, str]] = []
-    for key, value in query:
+    driver_query: list[str] = []
+    for piece in query.split("&") if query else []:
+        pair = parse_qsl(piece, keep_blank_values=True)
+        key, value = pair[0] if pair else (piece, "")
         parse = backend.options.get(key)
         if parse is None:
-            driver_query.append((key, value))
+            if piece:
+                driver_query.append(piece)  # as written
         elif key in options:
             raise SessionConfigError(f"option {key} given twice in {mask_url(url)!r}")
         else:
             options[key] = parse(value)
     if driver_query and not backend.driver_options:
-        unknown = ", ".join(sorted({key for key, _ in driver_query}))
+        unknown = ", ".join(sorted({unquote(piece.partition("=")[0]) for piece in driver_query}))
         raise SessionConfigError(f"unknown option(s) in {backend.name} URL: {unknown}")
     if backend.target is not None:
         return backend, backend.target(url, parts), options
-    return backend, urlunsplit(parts._replace(query=urlencode(driver_query))), options
+    target = base + ("?" + "&".join(driver_query) if driver_query else "")
+    return backend, target + hash_sign + fragment, options

@@ -303,7 +303,7 @@ def test_a_read_only_database_can_be_read_and_writes_fail_with_one_line(
     assert sorted(p.name for p in read_only_db.parent.iterdir()) == ["ro.db"]
 
 
-def test_sqlite3_errors_are_prefixed_with_their_type_and_the_masked_url(
+def test_a_foreign_table_of_our_name_is_one_error_line_naming_the_path(
     path: Path, url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with sqlite3.connect(path) as connection:
@@ -311,4 +311,6 @@ def test_sqlite3_errors_are_prefixed_with_their_type_and_the_masked_url(
         connection.execute("CREATE TABLE agent_sessions_items (x)")  # not our shape
     status, _, err = _run(capsys, "import", url, stdin=_export_line("a", {}))
     assert status == 1
-    assert _one_error_line(err).endswith(f"(at {url})")
+    line = _one_error_line(err)
+    assert f"SQLite database {path} holds a table 'agent_sessions_items' (x)" in line
+    assert "did not create" in line

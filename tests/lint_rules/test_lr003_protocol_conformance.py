@@ -236,12 +236,15 @@ def test_conforming_implementation_of_a_test_protocol_passes(
 def test_member_inherited_from_a_base_protocol_in_another_module_is_required(
     store_project: Path, lint: Lint
 ) -> None:
-    _write(store_project / "impl" / "memory.py", GOOD_STORE.replace("close", "shutdown"))
+    # Not every method is there: the class is an implementation because it is used as one.
+    use = "\n    def open_store() -> Store:\n        return MemoryStore()\n"
+    source = "\n    from store import Store" + GOOD_STORE.replace("close", "shutdown") + use
+    _write(store_project / "impl" / "memory.py", source)
 
     outcome = lint("check", "--no-cache")
 
     assert _lines(outcome.out) == [
-        "impl/memory.py:2:1: LR003 `MemoryStore` misses `close`; the protocol `store.Store` "
+        "impl/memory.py:3:1: LR003 `MemoryStore` misses `close`; the protocol `store.Store` "
         "declares `async def close(self) -> None`"
     ]
 
@@ -295,10 +298,12 @@ def test_class_with_a_base_it_cannot_read_is_not_said_to_miss_members(
         """
         from elsewhere import Mixin
 
-        class MixedStore(Mixin):
+        class MixedStore(Mixin):  # `name` may come from Mixin
             async def get(self, key: str, *, default: bytes | None = None) -> bytes | None: ...
             async def put(self, key: str, value: bytes, ttl: int = 30) -> None: ...
             async def delete(self, key: str) -> None: ...
+            async def close(self) -> None: ...
+            def describe(self) -> str: ...
         """,
     )
 
@@ -334,11 +339,11 @@ def test_warm_run_rechecks_implementations_when_the_protocol_changes(
     _write(store_project / "impl" / "memory.py", GOOD_STORE)
     assert lint("check").code == 0  # fills the cache
     base = store_project / "base.py"
-    base.write_text(base.read_text() + "    async def flush(self) -> None: ...\n")
+    base.write_text(base.read_text().replace("close(self)", "close(self, force: bool)"))
 
     outcome = lint("check")
 
-    assert "`MemoryStore` misses `flush`" in outcome.out
+    assert "`MemoryStore.close` misses parameter `force`" in outcome.out
 
 
 def test_class_defining_half_the_methods_or_fewer_is_not_an_implementation(
@@ -542,7 +547,7 @@ def test_classes_nested_in_functions_and_classes_are_checked_by_qualified_name(
         + "class Outer:\n"
         + indented(GOOD_STORE.replace("ttl: int = 60", "ttl: int = 5"), 4)
         + "\n\nasync def deep():\n    class Wrapper:\n        def method(self):\n"
-        + indented(GOOD_STORE.replace("        async def close(self) -> None: ...\n", ""), 12),
+        + indented(GOOD_STORE.replace("async def close", "def close"), 12),
     )
 
     outcome = lint("check", "--no-cache")
@@ -551,7 +556,8 @@ def test_classes_nested_in_functions_and_classes_are_checked_by_qualified_name(
         "impl/nested.py:9:9: `make_store.<locals>.MemoryStore.delete` is not async",
         "impl/nested.py:22:9: `Outer.MemoryStore.put` changes the default of parameter `ttl` "
         "to `5`",
-        "impl/nested.py:32:13: `deep.<locals>.Wrapper.method.<locals>.MemoryStore` misses `close`",
+        "impl/nested.py:39:17: `deep.<locals>.Wrapper.method.<locals>.MemoryStore.close` "
+        "is not async",
     ]
 
 
@@ -605,13 +611,17 @@ def test_common_dunders_alone_do_not_make_a_class_an_implementation(
             def __iter__(self, reverse): ...
             def __len__(self) -> int: ...
 
+        class LineCounter:  # without `__len__`, not a LineReader
+            def read_line(self) -> str: ...
+            def __iter__(self, reverse): ...
+
         class FileReader:
             def read_line(self) -> str: ...
             def __iter__(self, reverse): ...
+            def __len__(self) -> int: ...
         """,
     )
 
     assert _problems(lint("check", "--no-cache").out) == [
-        "impl/readers.py:6:1: `FileReader` misses `__len__`",
-        "impl/readers.py:8:5: `FileReader.__iter__` adds required parameter `reverse`",
+        "impl/readers.py:12:5: `FileReader.__iter__` adds required parameter `reverse`",
     ]

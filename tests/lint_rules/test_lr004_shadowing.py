@@ -179,3 +179,98 @@ def test_a_name_is_never_renamed_onto_one_in_scope(project: Path, lint: Lint, so
 
     assert path.read_text() == source
     assert "receive` already exists in this file" in outcome.out
+
+
+STARTED_MISS = "stra" + "ted"  # typos suggests "started"
+
+
+def _child(base_import: str, base: str) -> str:
+    return (
+        f"{base_import}class Child({base}):\n    def _{TAKE_MISS}(self):\n        return 1\n\n"
+        f"    def run(self):\n        return self._{TAKE_MISS}()\n"
+    )
+
+
+def test_a_class_member_is_never_renamed_onto_one_a_base_class_in_the_project_defines(
+    project: Path, lint: Lint
+) -> None:
+    (project / "base.py").write_text("class Base:\n    def _receive(self):\n        return 0\n")
+    source = _child("from base import Base\n\n\n", "Base")
+    path = project / "app.py"
+    path.write_text(source)
+
+    outcome = lint("fix", "--select", "LR004")
+
+    assert path.read_text() == source
+    assert "not fixed: `_receive` is also defined by the base class `base.Base`" in outcome.out
+
+
+def test_a_class_member_is_never_renamed_onto_one_a_stdlib_base_class_sets(
+    project: Path, lint: Lint
+) -> None:
+    source = (
+        "import threading\n\n\nclass Worker(threading.Thread):\n"
+        f"    def _{STARTED_MISS}(self):\n        return 1\n\n"
+        f"    def go(self):\n        return self._{STARTED_MISS}()\n"
+    )
+    path = project / "app.py"
+    path.write_text(source)
+
+    outcome = lint("fix", "--select", "LR004")
+
+    assert path.read_text() == source
+    assert "`_started` is also defined by the base class `threading.Thread`" in outcome.out
+
+
+def test_a_class_member_is_never_renamed_onto_one_another_file_binds(
+    project: Path, lint: Lint
+) -> None:
+    source = (
+        f"class Base:\n    def _{TAKE_MISS}(self):\n        return 1\n\n"
+        f"    def run(self):\n        return self._{TAKE_MISS}()\n"
+    )
+    path = project / "app.py"
+    path.write_text(source)
+    (project / "sub.py").write_text(
+        "from app import Base\n\n\nclass Sub(Base):\n    def _receive(self):\n        return 2\n"
+    )
+
+    outcome = lint("fix", "--select", "LR004")
+
+    assert path.read_text() == source
+    assert "`_receive` is also bound in another file of the project" in outcome.out
+
+
+def test_a_class_member_whose_base_cannot_be_read_is_not_renamed(project: Path, lint: Lint) -> None:
+    source = _child("from nowhere_to_be_found import Thing\n\n\n", "Thing")
+    path = project / "app.py"
+    path.write_text(source)
+
+    outcome = lint("fix", "--select", "LR004")
+
+    assert path.read_text() == source
+    assert "cannot tell whether the base class `Thing` defines `_receive`" in outcome.out
+
+
+@pytest.mark.parametrize(
+    ("base_import", "base"),
+    [
+        ("", "dict"),
+        ("from typing import Generic, TypeVar\n\nT = TypeVar('T')\n\n\n", "Generic[T]"),
+        ("import threading\n\n\n", "threading.Thread"),
+        ("from base import Base\n\n\n", "Base"),
+    ],
+    ids=["builtin", "typing", "stdlib", "project"],
+)
+def test_a_class_member_is_renamed_when_no_base_defines_the_new_name(
+    project: Path, lint: Lint, base_import: str, base: str
+) -> None:
+    (project / "base.py").write_text("class Base:\n    def _other(self):\n        return 0\n")
+    source = _child(base_import, base)
+    path = project / "app.py"
+    path.write_text(source)
+
+    outcome = lint("fix", "--select", "LR004")
+
+    assert outcome.code == 0, outcome.out
+    assert path.read_text() == source.replace(TAKE_MISS, "receive")

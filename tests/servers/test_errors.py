@@ -9,6 +9,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -391,3 +392,17 @@ async def test_redis_prefix_of_a_newer_key_layout_raises_unsupported_schema_erro
             await store.session("s").add_items([{"n": 2}])
     assert await redis_client.get(prefix) == b"not ours"
     assert await redis_client.lrange(session_key(prefix, "s"), 0, -1) == [b'{"n":1}']
+
+
+async def test_postgres_role_that_does_not_exist_is_an_authentication_error(
+    database_url: str, postgres_table: str
+) -> None:
+    parts = urlsplit(database_url)
+    role = f"no_such_role_{uuid.uuid4().hex[:8]}"
+    url = urlunsplit(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port or 5432}"))
+    async with PostgresStore(url, table=postgres_table) as store:
+        with pytest.raises(BackendAuthenticationError, match=role) as caught:
+            await store.session("s").get_items()
+    assert not isinstance(caught.value, BackendUnreachableError)
+    assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+    assert caught.value.may_have_written is False

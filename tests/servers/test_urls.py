@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
 import pytest
 
-from agent_sessions import SessionSettings, SQLiteSession, SQLiteStore
+from agent_sessions import SessionConfigError, SessionSettings, SQLiteSession, SQLiteStore
 from agent_sessions.postgres import PostgresSession, PostgresStore
 from agent_sessions.redis import RedisSession, RedisStore
 from agent_sessions.urls import open_session, open_store
@@ -96,3 +97,78 @@ async def test_postgres_session_from_url_stores_items(
     assert await session.get_items() == [{"n": 1}]
     await session.clear_session()
     await session.close()
+
+
+# -- driver options byte for byte; unknown options and bad database numbers at open ------
+
+
+def _with(url: str, query: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{query}"
+
+
+async def test_postgres_options_reach_the_server_as_written(
+    database_url: str, fresh_postgres_table: str
+) -> None:
+    # %20 must stay %20 (libpq does not read "+" as a space) and %3D an "=".
+    url = _with(database_url, f"options=-c%20statement_timeout%3D1234&table={fresh_postgres_table}")
+    store = open_store(url)
+    assert isinstance(store, PostgresStore)
+    try:
+        await store.session("s").add_items([{"n": 1}])
+        async with store._connection(write=False) as conn:  # a connection of the store's pool
+            cursor = await conn.execute("SHOW statement_timeout")
+            assert await cursor.fetchone() == ("1234ms",)
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "options=-c%20statement_timeout%3D1234",
+        "application_name=a+b%2Bc&sslmode=disable",
+        "application_name=x@y&sslmode=prefer",
+    ],
+)
+def test_driver_options_are_passed_on_byte_for_byte(query: str) -> None:
+    url = f"postgresql://u:pw@127.0.0.1:5432/db?{query}&table=app_items&timeout=3"
+    store = open_store(url)
+    assert isinstance(store, PostgresStore)
+    assert store._conninfo == f"postgresql://u:pw@127.0.0.1:5432/db?{query}"
+    assert (store.table, store.timeout) == ("app_items", 3.0)
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("redis://127.0.0.1:6379/abc", "'abc'"),
+        ("redis://127.0.0.1:6379/-1", "'-1'"),
+        ("redis://127.0.0.1:6379/0?db=x", "'db'"),
+        ("redis://127.0.0.1:6379?db=-2", "db"),
+        ("redis://127.0.0.1:6379/0?bogus=1", "'bogus'"),
+        ("unix:///tmp/redis.sock?db=1&bogus=1", "'bogus'"),
+        ("postgresql://u@127.0.0.1:5432/db?bogus=1", '"bogus"'),
+        ("sqlite:///x.db?bogus=1", "bogus"),
+    ],
+)
+def test_a_bad_database_number_or_an_unknown_option_is_refused_at_open(
+    url: str, named: str
+) -> None:
+    with pytest.raises(SessionConfigError) as caught:
+        open_store(url)
+    assert named in str(caught.value)
+    with pytest.raises(SessionConfigError, match=re.escape(named)):
+        open_session(url, "s")
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/abc", "redis://127.0.0.1:6379/0?bogus=1"])
+def test_the_redis_constructors_refuse_them_too(url: str) -> None:
+    with pytest.raises(SessionConfigError):
+        RedisStore(url)
+    with pytest.raises(SessionConfigError):
+        RedisSession("s", url)
+
+
+@pytest.mark.parametrize("path", ["", "/", "/0", "/15", "/3/"])
+def test_a_redis_database_number_or_none_is_accepted(path: str) -> None:
+    assert isinstance(open_store(f"redis://127.0.0.1:6379{path}"), RedisStore)

@@ -29,6 +29,7 @@ from agent_sessions import (
     Session,
     SessionClosedError,
     SessionSettings,
+    SessionsPage,
 )
 from agent_sessions._json import decode_items, encode_items
 from agent_sessions.protocol import validate_limit
@@ -808,7 +809,60 @@ class AsyncWithLeavesItOpen(ListSession):
 
 # -----------------------------------------------------------------------------------------
 
+
+class _ListingOf(ListStore):
+    """A view of a ``ListStore``: the same rows, another ``list_sessions``."""
+
+    def __init__(self, store: ListStore) -> None:
+        self.lock, self.rows = store.lock, store.rows
+
+
+class _HugeListLimitOverflowsStore(_ListingOf):
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        # As SQLite did: it asked for limit + 1 rows, an int64 parameter.
+        if isinstance(limit, int) and limit + 1 > 2**63 - 1:
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        return await super().list_sessions(prefix=prefix, cursor=cursor, limit=limit)
+
+
+class _AnyListLimitStore(_ListingOf):
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: Any = 100
+    ) -> SessionsPage:
+        return await super().list_sessions(prefix=prefix, cursor=cursor, limit=max(1, int(limit)))
+
+
+class _NulPrefixListsNothingStore(_ListingOf):
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        if "\x00" in prefix:  # as SQLite's length(:prefix) did: it stops at the NUL
+            return SessionsPage([], None)
+        return await super().list_sessions(prefix=prefix, cursor=cursor, limit=limit)
+
+
+def _listing_by(view: type[_ListingOf]) -> type[ListSession]:
+    class ListedBy(ListSession):
+        def __init__(
+            self,
+            session_id: str,
+            store: ListStore,
+            session_settings: SessionSettings | None = None,
+        ) -> None:
+            super().__init__(session_id, view(store), session_settings)
+
+    ListedBy.__name__ = ListedBy.__qualname__ = f"ListedBy{view.__name__.strip('_')}"
+    return ListedBy
+
+
 MUTANTS: dict[str, type | Mutant] = {
+    "test_list_sessions_clamps_a_huge_limit": _listing_by(_HugeListLimitOverflowsStore),
+    "test_list_sessions_refuses_a_bad_limit": _listing_by(_AnyListLimitStore),
+    "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix": _listing_by(
+        _NulPrefixListsNothingStore
+    ),
     "test_session_satisfies_the_session_protocol": Mutant(
         SettingsKeptPrivately,
         frozenset(

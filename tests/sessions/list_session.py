@@ -14,7 +14,7 @@ import pytest
 
 from agent_sessions import Item, Session, SessionABC, SessionClosedError, SessionSettings
 from agent_sessions._json import decode_items, encode_items
-from agent_sessions.protocol import validate_session_id
+from agent_sessions.protocol import SessionsPage, validate_page_limit, validate_session_id
 from agent_sessions.testing import SessionConformance
 
 
@@ -24,6 +24,24 @@ class ListStore:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.rows: dict[str, list[str]] = {}
+
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        """Ids holding items that start with ``prefix``, in code point order, after
+        ``cursor``; ``limit`` (an int >= 1, clamped) per page."""
+        limit = validate_page_limit(limit)
+        with self.lock:
+            ids = sorted(
+                session_id
+                for session_id, rows in self.rows.items()
+                if rows
+                and session_id.startswith(prefix)
+                and (cursor is None or session_id > cursor)
+            )
+        if len(ids) > limit:
+            return SessionsPage(ids[:limit], ids[limit - 1])
+        return SessionsPage(ids, None)
 
 
 class ListSession(SessionABC):

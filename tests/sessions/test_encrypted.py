@@ -397,6 +397,36 @@ async def test_limit_counts_readable_items_past_many_unreadable_ones(
     assert await settings.get_items() == numbered(6)[4:]
 
 
+class WindowRecordingSession(SQLiteSession):
+    """A real SQLite session that notes the limit of every read."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.windows: list[int | None] = []
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        self.windows.append(limit)
+        return await super().get_items(limit)
+
+
+async def test_a_read_costs_one_window_of_the_limit_when_everything_is_readable() -> None:
+    inner = WindowRecordingSession("windows")
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items(numbered(1_000))
+    assert await session.get_items(limit=10) == numbered(1_000)[-10:]
+    assert inner.windows == [10]
+
+
+async def test_a_read_widens_its_window_by_doubling_past_unreadable_items() -> None:
+    key = generate_key()
+    inner = WindowRecordingSession("windows")
+    await EncryptedSession(inner, key=key).add_items(numbered(100))
+    await EncryptedSession(inner, key=generate_key()).add_items(numbered(45))  # unreadable
+    session = EncryptedSession(inner, key=key)
+    assert await session.get_items(limit=10) == numbered(100)[-10:]
+    assert inner.windows == [10, 20, 40, 80]
+
+
 async def test_the_settings_default_to_the_wrapped_sessions(store: SQLiteStore) -> None:
     inner = store.session("s-" + uuid.uuid4().hex, session_settings=SessionSettings(limit=4))
     assert EncryptedSession(inner, key=generate_key()).session_settings == SessionSettings(limit=4)

@@ -19,8 +19,11 @@ from typing import Any
 import pytest
 
 from agent_sessions import (
+    BackendTimeoutError,
     Session,
+    SessionBackendError,
     SessionClosedError,
+    SessionConfigError,
     SessionSettings,
     SessionStore,
     SQLiteSession,
@@ -217,8 +220,10 @@ async def test_a_write_waiting_longer_than_the_busy_timeout_fails_as_locked(
         holder = spawn.Process(target=hold_write_lock, args=(path, locked, released, 1.0))
         holder.start()
         assert await asyncio.to_thread(locked.wait, 60)
-        with pytest.raises(sqlite3.OperationalError, match=r"locked\.db is locked"):
+        with pytest.raises(BackendTimeoutError, match=r"locked\.db is locked") as caught:
             await session.add_items([{"n": 1}])
+        assert caught.value.may_have_written is False
+        assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
         await asyncio.to_thread(holder.join)
         await session.add_items([{"n": 2}])
         assert await session.get_items() == [{"n": 0}, {"n": 2}]
@@ -302,7 +307,7 @@ async def test_unicode_is_stored_as_is_not_escaped(tmp_path: Path) -> None:
     ["", "1abc", "a-b", "a b", "a;DROP TABLE x", 'a"b', "sqlite_mine", "é", "x" * 49],
 )
 def test_an_invalid_table_prefix_is_refused(prefix: str) -> None:
-    with pytest.raises(ValueError, match="table_prefix"):
+    with pytest.raises(SessionConfigError, match="table_prefix"):
         SQLiteStore(table_prefix=prefix)
 
 
@@ -323,8 +328,9 @@ async def test_stores_with_different_table_prefixes_share_a_file_independently(
 async def test_a_missing_directory_fails_with_an_error_naming_the_path(tmp_path: Path) -> None:
     path = tmp_path / "missing" / "x.db"
     async with SQLiteSession("s", path) as session:
-        with pytest.raises(sqlite3.OperationalError, match="missing"):
+        with pytest.raises(SessionBackendError, match="missing") as caught:
             await session.add_items([{"n": 0}])
+        assert isinstance(caught.value.__cause__, sqlite3.Error)
 
 
 # -- writes are transactions ---------------------------------------------------------------

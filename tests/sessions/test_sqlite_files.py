@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_sessions import BackendDatabaseMissingError, SQLiteStore
+from agent_sessions import BackendDatabaseMissingError, SessionBackendError, SQLiteStore
 
 
 def _mode(path: Path) -> int:
@@ -58,7 +58,7 @@ def test_an_existing_database_keeps_the_mode_its_owner_gave_it(tmp_path: Path) -
 
 async def test_a_database_that_cannot_be_created_names_the_reason(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "missing-dir" / "x.db") as store:
-        with pytest.raises(sqlite3.OperationalError, match="cannot create SQLite database"):
+        with pytest.raises(SessionBackendError, match="cannot create SQLite database"):
             await store.session("s").get_items()
 
 
@@ -66,7 +66,7 @@ async def test_a_database_that_cannot_be_created_names_the_reason(tmp_path: Path
 
 _READER = """
 import asyncio, json, sys
-from agent_sessions import BackendDatabaseMissingError, SQLiteStore
+from agent_sessions import BackendDatabaseMissingError, SessionBackendError, SQLiteStore
 
 async def main():
     async with SQLiteStore(sys.argv[1]) as store:
