@@ -315,6 +315,8 @@ _STORAGE_KEY_AS_ID = Mutant(
             "test_get_items_skips_a_corrupt_row_with_a_warning",
             "test_items_are_visible_to_another_session_object_on_the_same_id",
             "test_pop_item_discards_corrupt_newest_rows_and_returns_the_latest_valid_item",
+            "test_list_sessions_clamps_a_huge_limit",
+            "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix",
         }
     ),
 )
@@ -402,6 +404,14 @@ GUARDS: dict[str, tuple[type | Mutant, ...]] = {
 
 
 UNGUARDED: dict[tuple[str, str], str] = {
+    (
+        "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix",
+        "assert sorted(page.session_ids) == sorted([session.session_id, other.session_id])",
+    ): "open: no broken backend yet fails this check alone",
+    (
+        "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix",
+        "assert (list(page.session_ids), page.next_cursor) == ([], None)",
+    ): "open: no broken backend yet fails this check alone",
     (
         "_assert_all_batches_contiguous",
         "assert chunk == _batch(writer, batch, batch_size), f'batch not contiguous at {start}'",
