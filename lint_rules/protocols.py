@@ -10,6 +10,12 @@ protocol and returns one as the other::
     def _lint_rules_probe_0(x: _lint_rules_impl_0) -> _lint_rules_protocol_0:
         return x
 
+Classes that subclass an implementation of another file are implementations too (of the
+same protocol). mypy's ``[override]`` and ``[misc]`` errors inside an implementation's class
+that name the protocol, one of its ABCs or an implementation as the supertype (an explicit
+subclass of the protocol, which the probe accepts by its base alone; a subclass of an
+implementation) are ``LR100`` findings at their line, with mypy's message.
+
 A class nested in a class is named through the outermost one (``x: _lint_rules_impl_0.Inner``).
 A class defined in a function cannot be imported by any module, so it has no probe: the
 command names each such class in a note on stderr (LR003 still checks it statically).
@@ -53,7 +59,7 @@ from lint_rules.analysis.conformance import (
     judge,
     matching_targets,
 )
-from lint_rules.analysis.declarations import Declarations, file_source
+from lint_rules.analysis.declarations import Declarations, canonical_name, file_source
 from lint_rules.config import Config, load_config
 from lint_rules.engine.cache import CACHE_DIRECTORY
 from lint_rules.engine.discovery import discover
@@ -72,10 +78,30 @@ PROBE_PREFIX = "_lint_rules_probe_"
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*)$")
 _ERROR_CODE = re.compile(r"\s+\[(?P<code>[a-z0-9-]+)\]$")
 
-PROGRESS_AFTER = 5.0
+PROGRESS_AFTER = 2.0
 """Seconds after which a mypy run that has not finished says so on stderr (then every
 ``PROGRESS_EVERY`` seconds)."""
-PROGRESS_EVERY = 30.0
+PROGRESS_EVERY = 10.0
+
+
+@dataclass
+class Counted:
+    """What a run checked: the configured protocols and the implementations probed."""
+
+    protocols: int = 0
+    implementations: int = 0
+
+    def line(self) -> str:
+        """``Checked 3 implementations of 1 protocol.`` (the text summary's first line)."""
+        implementations = _plural(self.implementations, "implementation")
+        return f"Checked {implementations} of {_plural(self.protocols, 'protocol')}.\n"
+
+
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+NONE_CONFIGURED = "No protocols configured ([tool.lint_rules.protocols]): nothing to check.\n"
 
 
 class ProtocolsError(Exception):
@@ -94,6 +120,10 @@ class Implementation:
     """Character range of ``class Name`` in the file."""
     protocol_module: str
     protocol_name: str
+    lines: tuple[int, int] = (0, 0)
+    """The first and last line of the class."""
+    module: str = ""
+    """The module the class is read as (``pkg.impls.memory``), for its subclasses."""
 
     @property
     def protocol(self) -> str:
@@ -146,16 +176,23 @@ def main(
     if use_daemon:
         daemon = Daemon(work, config.root, daemon_timeout or DEFAULT_IDLE_TIMEOUT)
     unprobed: list[Implementation] = []
+    counted = Counted()
     try:
-        located = check_protocols(config, unprobed, daemon)
+        with _progress("looking for the implementations of the configured protocols"):
+            located = check_protocols(config, unprobed, daemon, counted)
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
     for item in unprobed:
         print(f"lint-rules: note: {_unprobed_note(item)}", file=sys.stderr)
+    if not counted.protocols:  # exit 0, as ruff with nothing to check; stdout stays parsable
+        if output_format == "text":
+            sys.stdout.write(NONE_CONFIGURED)
+            return 0
+        print(f"lint-rules: note: {NONE_CONFIGURED}", end="", file=sys.stderr)
     sys.stdout.write(render(located, output_format, {CODE: NAME}, root=config.root))
     if output_format == "text":
-        sys.stdout.write(summary([item.finding for item in located]))
+        sys.stdout.write(counted.line() + summary([item.finding for item in located]))
     return 1 if located else 0
 
 
@@ -163,8 +200,12 @@ def check_protocols(
     config: Config,
     unprobed: list[Implementation] | None = None,
     daemon: Daemon | None = None,
+    counted: Counted | None = None,
 ) -> list[Located]:
     """LR100 findings for every implementation mypy does not accept as its protocol.
+
+    ``counted`` (when given) is told how many protocols are configured and how many
+    implementations mypy checked.
 
     A class defined in a function cannot be imported by a probe module: it is appended
     to ``unprobed`` (when given) instead of being checked; LR003 still checks it.
@@ -172,26 +213,45 @@ def check_protocols(
     """
     declarations = Declarations(config.root)  # the protocols' modules are the project's
     targets = configured_targets(config.rule_options, declarations)
+    if counted is not None:
+        counted.protocols = len({(t.protocol.module, t.protocol.name) for t in targets})
     if not targets:
         return []
     implementations = []
-    for path in discover([config.root], config.root, config.exclude):
-        for implementation in implementations_in(path, config.root, targets, declarations):
-            if implementation.importable:
-                implementations.append(implementation)
-            elif unprobed is not None:
-                unprobed.append(implementation)
+    found: list[Implementation] = []
+    paths = list(discover([config.root], config.root, config.exclude))
+    for path in paths:
+        found += implementations_in(path, config.root, targets, declarations)
+    # Subclasses of implementations in other files, and theirs (a few generations).
+    known = {f"{item.module}.{item.class_name}": item for item in found}
+    new = found
+    for _ in range(3):
+        if not new:
+            break
+        new = []
+        for path in paths:
+            new += subclasses_in(path, config.root, targets, known, declarations)
+        new = [item for item in new if f"{item.module}.{item.class_name}" not in known]
+        known.update({f"{item.module}.{item.class_name}": item for item in new})
+        found += new
+    for implementation in found:
+        if implementation.importable:
+            implementations.append(implementation)
+        elif unprobed is not None:
+            unprobed.append(implementation)
+    if counted is not None:
+        counted.implementations = len(implementations)
     if not implementations:
         return []
     work = config.root / WORK_DIRECTORY
     arguments = _mypy_arguments(config.root, work / "mypy")
-    paths = list(dict.fromkeys(item.path for item in implementations))
-    modules = _module_names(config.root, arguments, paths)
+    checked = list(dict.fromkeys(item.path for item in implementations))
+    modules = _module_names(config.root, arguments, checked)
     probes = _write_probes(work / "probes", implementations, modules)
     probe_paths = list(dict.fromkeys(probe.probe_path for probe in probes))
-    files = [*map(str, paths), *map(str, probe_paths)]
+    files = [*map(str, checked), *map(str, probe_paths)]
     output = _run_mypy(config.root, arguments, files, daemon)
-    return _findings(probes, output)
+    return _findings(probes, output) + _override_findings(implementations, targets, output)
 
 
 def implementations_in(
@@ -229,9 +289,74 @@ def implementations_in(
         node = item.node
         start = context.offset(node.lineno, node.col_offset)
         name_end = text.index(node.name, start) + len(node.name)
+        lines = (node.lineno, node.end_lineno or node.lineno)
         found.append(
-            Implementation(path, item.qualname, start, name_end, protocol.module, protocol.name)
+            Implementation(
+                path,
+                item.qualname,
+                start,
+                name_end,
+                protocol.module,
+                protocol.name,
+                lines,
+                source.name,
+            )
         )
+    return found
+
+
+def subclasses_in(
+    path: Path,
+    root: Path,
+    targets: Sequence[ProtocolTarget],
+    known: dict[str, Implementation],
+    declarations: Declarations,
+) -> list[Implementation]:
+    """The classes of one file (one the targets list) that subclass an implementation of
+    another file, by ``module.Class`` in ``known``: each implements what its base does."""
+    if not matching_targets(targets, path, root):
+        return []
+    try:
+        text, _ = decode_source(path.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return []
+    names = {key.rpartition(".")[2] for key in known}
+    if not any(name in text for name in names):
+        return []
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    context = FileContext(path, text)
+    source = file_source(path, tree, declarations)
+    found = []
+    for node, qualname, _classes in source.nested_classes:
+        if f"{source.name}.{qualname}" in known:
+            continue
+        for base in node.bases:
+            target = base.value if isinstance(base, ast.Subscript) else base
+            qualified = source.qualified(target)
+            if qualified is None:
+                continue
+            parent = known.get(qualified) or known.get(canonical_name(qualified, declarations))
+            if parent is None or parent.path == path:
+                continue  # a subclass in the same file is judged with its base (LR003)
+            start = context.offset(node.lineno, node.col_offset)
+            name_end = text.index(node.name, start) + len(node.name)
+            lines = (node.lineno, node.end_lineno or node.lineno)
+            found.append(
+                Implementation(
+                    path,
+                    qualname,
+                    start,
+                    name_end,
+                    parent.protocol_module,
+                    parent.protocol_name,
+                    lines,
+                    source.name,
+                )
+            )
+            break
     return found
 
 
@@ -412,26 +537,63 @@ def _run_in_process(root: Path, arguments: list[str]) -> MypyOutput:
     return MypyOutput(stdout, stderr, status)
 
 
+_reporting = threading.local()
+"""Per thread: the ``_Reporter`` of the outermost ``_progress`` running, if any."""
+
+
+class _Reporter:
+    """Says on stderr what is going on (the innermost ``_progress``) once it has taken
+    ``PROGRESS_AFTER`` seconds, then every ``PROGRESS_EVERY`` seconds and at each change."""
+
+    def __init__(self, what: str) -> None:
+        self.doing = [what]
+        self.start = time.monotonic()
+        self.wake = threading.Event()
+        self.finished = False
+        self.thread = threading.Thread(target=self.run, name="lint-rules-progress", daemon=True)
+
+    def run(self) -> None:
+        shown, due = None, self.start + PROGRESS_AFTER
+        while True:
+            self.wake.wait(max(0.0, due - time.monotonic()))
+            self.wake.clear()
+            if self.finished:
+                return
+            now = time.monotonic()
+            if now < self.start + PROGRESS_AFTER:
+                continue  # a change before anything was said: nothing to say yet
+            what = self.doing[-1]
+            if what != shown or now >= due:
+                elapsed = now - self.start
+                print(
+                    f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True
+                )
+                shown, due = what, now + PROGRESS_EVERY
+
+
 @contextmanager
 def _progress(what: str) -> Iterator[None]:
-    """Say on stderr that ``what`` is still going on, when it takes a while."""
-    done = threading.Event()
-    start = time.monotonic()
-
-    def report() -> None:
-        wait = PROGRESS_AFTER
-        while not done.wait(wait):
-            elapsed = time.monotonic() - start
-            print(f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
-            wait = PROGRESS_EVERY
-
-    reporter = threading.Thread(target=report, name="lint-rules-progress", daemon=True)
-    reporter.start()
+    """Say on stderr that ``what`` is still going on, when the run takes a while; inside
+    another ``_progress`` of the same thread, that one's report says ``what`` meanwhile."""
+    outer: _Reporter | None = getattr(_reporting, "reporter", None)
+    if outer is not None:
+        outer.doing.append(what)
+        outer.wake.set()
+        try:
+            yield
+        finally:
+            outer.doing.pop()
+        return
+    reporter = _Reporter(what)
+    _reporting.reporter = reporter
+    reporter.thread.start()
     try:
         yield
     finally:
-        done.set()
-        reporter.join()
+        _reporting.reporter = None
+        reporter.finished = True
+        reporter.wake.set()
+        reporter.thread.join()
 
 
 def _findings(
@@ -475,6 +637,67 @@ def _findings(
         explanation = "; ".join([parts[0], " ".join(parts[1:])]) if len(parts) > 1 else parts[0]
         message = f"`{item.class_name}` is not a `{item.protocol}` for mypy: {explanation}"
         finding = Finding(CODE, message, line, column, end_line, end_column)
+        located.append(Located(display_path(item.path), finding))
+    return located
+
+
+_OVERRIDE_CODES = ("override", "misc")
+_SUPERTYPE = re.compile(r'(?:supertype|base class) "([^"]+)"')
+_MEMBER = re.compile(r'(?:of|attribute) "(\w+)"')
+_BOILERPLATE = ("This violates the Liskov substitution principle", "See https://")
+
+
+def _override_findings(
+    implementations: Sequence[Implementation],
+    targets: Sequence[ProtocolTarget],
+    messages: Sequence[tuple[Path, int, str, str]],
+) -> list[Located]:
+    """mypy's ``[override]`` and ``[misc]`` errors inside an implementation's class that
+    name, as the supertype or base class, the protocol, one of its ABCs or another
+    implementation (an explicit subclass of the protocol, a subclass of an implementation),
+    with the notes mypy adds to them."""
+    supertypes = {target.protocol.name for target in targets}
+    supertypes |= {name for target in targets for name in target.protocol.abcs}
+    supertypes |= {item.class_name for item in implementations}
+    by_path: dict[Path, list[Implementation]] = {}
+    for item in implementations:
+        by_path.setdefault(Path(os.path.abspath(item.path)), []).append(item)
+    located: list[Located] = []
+    texts: dict[Path, FileContext] = {}
+    current: tuple[Implementation, Path, int, list[str]] | None = None
+    found: list[tuple[Implementation, Path, int, list[str]]] = []
+    for path, line, severity, message in messages:
+        if severity == "note":
+            if (
+                current is not None
+                and (path, line) == current[1:3]
+                and not message.strip().startswith(_BOILERPLATE)
+            ):
+                current[3].append(message.strip())
+            continue
+        current = None
+        code = _ERROR_CODE.search(message)
+        if code is None or code["code"] not in _OVERRIDE_CODES:
+            continue
+        named = _SUPERTYPE.findall(message)
+        if not any(name.rpartition(".")[2] in supertypes or name in supertypes for name in named):
+            continue
+        inside = [item for item in by_path.get(path, []) if item.lines[0] <= line <= item.lines[1]]
+        if not inside:
+            continue
+        item = min(inside, key=lambda candidate: candidate.lines[1] - candidate.lines[0])
+        current = (item, path, line, [_ERROR_CODE.sub("", message).strip()])
+        found.append(current)
+    for item, path, line, parts in found:
+        context = texts.get(path)
+        if context is None:
+            context = texts[path] = FileContext(item.path, decode_source(item.path.read_bytes())[0])
+        text = context.text.splitlines()[line - 1] if line <= len(context.text.splitlines()) else ""
+        column = len(text) - len(text.lstrip()) + 1
+        member = _MEMBER.search(parts[0])
+        owner = f"{item.class_name}.{member[1]}" if member else item.class_name
+        message = f"`{owner}` is not a `{item.protocol}` for mypy: {' '.join(parts)}"
+        finding = Finding(CODE, message, line, column, line, len(text) + 1)
         located.append(Located(display_path(item.path), finding))
     return located
 
