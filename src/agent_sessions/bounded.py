@@ -71,9 +71,9 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final, cast
 
-from .base import MAX_INT64
+from .base import MAX_INT64, given_sdk_settings, sdk_settings_view
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .items import is_function_call, is_function_call_output, message_role, message_text
 from .models import Model, ModelRequest
@@ -186,17 +186,27 @@ class _Wrapper(SessionABC):
         self.session_id = validate_session_id(session.session_id)
         self.session = session
         self._settings = coerce_session_settings(session_settings)
+        self._sdk_view: Any = given_sdk_settings(session_settings)
         self._closed = False
 
     @property
     def session_settings(self) -> SessionSettings | None:
         """The settings given to this wrapper, else the wrapped session's (read at each
-        call). Assign to change them; ``None`` goes back to the wrapped session's."""
-        return self._settings if self._settings is not None else self.session.session_settings
+        call). Assign to change them; ``None`` goes back to the wrapped session's. Handed
+        out as the Agents SDK's ``SessionSettings`` while the SDK is loaded (its Runner
+        and wrappers accept only those), as every session of this library does."""
+        if self._settings is None:
+            return self.session.session_settings
+        if self._sdk_view is None:
+            self._sdk_view = sdk_settings_view(self._settings)
+            if self._sdk_view is None:
+                return self._settings
+        return cast(SessionSettings, self._sdk_view)
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
         self._settings = coerce_session_settings(settings)
+        self._sdk_view = given_sdk_settings(settings)
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         """The wrapped session's latest ``limit`` items (default ``session_settings.limit``,

@@ -476,3 +476,20 @@ async def test_close_closes_the_wrapped_sessions(store: SQLiteStore) -> None:
     assert session.archive is not None
     with pytest.raises(RuntimeError, match="closed"):
         await session.archive.get_items()
+
+
+async def test_explicit_settings_read_as_the_sdks_when_it_is_loaded(store: SQLiteStore) -> None:
+    import agents
+
+    inner = store.session(sid())
+    await inner.add_items([*chat_turn(0), *chat_turn(1)])
+    for session in (
+        TrimmingSession(inner, max_items=10, session_settings=SessionSettings(limit=1)),
+        CompactingSession(
+            inner, model=OfflineModel(), threshold=10, session_settings=SessionSettings(limit=1)
+        ),
+    ):
+        assert isinstance(session.session_settings, agents.SessionSettings)
+        assert await session.get_items() == chat_turn(1)[1:]
+        session.session_settings = None  # back to the wrapped session's
+        assert await session.get_items() == [*chat_turn(0), *chat_turn(1)]
