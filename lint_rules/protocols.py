@@ -78,10 +78,30 @@ PROBE_PREFIX = "_lint_rules_probe_"
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*)$")
 _ERROR_CODE = re.compile(r"\s+\[(?P<code>[a-z0-9-]+)\]$")
 
-PROGRESS_AFTER = 5.0
+PROGRESS_AFTER = 2.0
 """Seconds after which a mypy run that has not finished says so on stderr (then every
 ``PROGRESS_EVERY`` seconds)."""
-PROGRESS_EVERY = 30.0
+PROGRESS_EVERY = 10.0
+
+
+@dataclass
+class Counted:
+    """What a run checked: the configured protocols and the implementations probed."""
+
+    protocols: int = 0
+    implementations: int = 0
+
+    def line(self) -> str:
+        """``Checked 3 implementations of 1 protocol.`` (the text summary's first line)."""
+        implementations = _plural(self.implementations, "implementation")
+        return f"Checked {implementations} of {_plural(self.protocols, 'protocol')}.\n"
+
+
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+NONE_CONFIGURED = "No protocols configured ([tool.lint_rules.protocols]): nothing to check.\n"
 
 
 class ProtocolsError(Exception):
@@ -156,16 +176,22 @@ def main(
     if use_daemon:
         daemon = Daemon(work, config.root, daemon_timeout or DEFAULT_IDLE_TIMEOUT)
     unprobed: list[Implementation] = []
+    counted = Counted()
     try:
-        located = check_protocols(config, unprobed, daemon)
+        located = check_protocols(config, unprobed, daemon, counted)
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
     for item in unprobed:
         print(f"lint-rules: note: {_unprobed_note(item)}", file=sys.stderr)
+    if not counted.protocols:  # exit 0, as ruff with nothing to check; stdout stays parsable
+        if output_format == "text":
+            sys.stdout.write(NONE_CONFIGURED)
+            return 0
+        print(f"lint-rules: note: {NONE_CONFIGURED}", end="", file=sys.stderr)
     sys.stdout.write(render(located, output_format, {CODE: NAME}, root=config.root))
     if output_format == "text":
-        sys.stdout.write(summary([item.finding for item in located]))
+        sys.stdout.write(counted.line() + summary([item.finding for item in located]))
     return 1 if located else 0
 
 
@@ -173,8 +199,12 @@ def check_protocols(
     config: Config,
     unprobed: list[Implementation] | None = None,
     daemon: Daemon | None = None,
+    counted: Counted | None = None,
 ) -> list[Located]:
     """LR100 findings for every implementation mypy does not accept as its protocol.
+
+    ``counted`` (when given) is told how many protocols are configured and how many
+    implementations mypy checked.
 
     A class defined in a function cannot be imported by a probe module: it is appended
     to ``unprobed`` (when given) instead of being checked; LR003 still checks it.
@@ -182,6 +212,8 @@ def check_protocols(
     """
     declarations = Declarations(config.root)  # the protocols' modules are the project's
     targets = configured_targets(config.rule_options, declarations)
+    if counted is not None:
+        counted.protocols = len({(t.protocol.module, t.protocol.name) for t in targets})
     if not targets:
         return []
     implementations = []
@@ -206,6 +238,8 @@ def check_protocols(
             implementations.append(implementation)
         elif unprobed is not None:
             unprobed.append(implementation)
+    if counted is not None:
+        counted.implementations = len(implementations)
     if not implementations:
         return []
     work = config.root / WORK_DIRECTORY

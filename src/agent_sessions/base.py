@@ -58,6 +58,8 @@ __all__ = [
     "decode_item",
     "decode_items",
     "default_session_settings",
+    "given_sdk_settings",
+    "sdk_settings_view",
 ]
 
 MAX_INT64: Final = 2**63 - 1
@@ -77,6 +79,20 @@ def _sdk_settings() -> Any:
     here: importing it takes over a second), else ``None``."""
     module = sys.modules.get(_SDK_SETTINGS_MODULE)
     return None if module is None else getattr(module, "SessionSettings", None)
+
+
+def given_sdk_settings(settings: object) -> Any:
+    """``settings`` if it is an instance of the Agents SDK's ``SessionSettings`` (then the
+    SDK is loaded), else ``None``."""
+    sdk_class = _sdk_settings() if settings is not None else None
+    return settings if sdk_class is not None and isinstance(settings, sdk_class) else None
+
+
+def sdk_settings_view(settings: SessionSettings) -> Any:
+    """A copy of ``settings`` as the Agents SDK's ``SessionSettings`` if the SDK is loaded
+    (what its ``Runner`` and wrappers accept), else ``None``; the SDK is never imported."""
+    sdk_class = _sdk_settings()
+    return None if sdk_class is None else sdk_class(limit=settings.limit)
 
 
 def default_session_settings() -> SessionSettings:
@@ -229,6 +245,7 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         self.session_id = self.check_session_id(session_id)
         self._settings = coerce_session_settings(session_settings)
         self._default_settings: Any = None
+        self._sdk_view: Any = given_sdk_settings(session_settings)
         self._closed = False
         self._release: Release | None = None
         if isinstance(store, BaseStore):
@@ -259,29 +276,40 @@ class BaseSession(SessionABC, Generic[_StoreT]):
 
     @property
     def session_settings(self) -> SessionSettings:
-        """The settings given (ours; the SDK's are converted), else a default
-        ``SessionSettings()`` (``limit`` ``None``) made on first read: the Agents SDK's own
-        class when the SDK is loaded at that moment (its wrappers, such as
-        ``EncryptedSession``, accept nothing else), ours otherwise. Assign to change them;
-        ``None`` restores the default."""
-        if self._settings is not None:
-            return self._settings
-        default = self._default_settings
-        if default is None or (type(default) is SessionSettings and _sdk_settings() is not None):
-            # Made on first read, remade once if the SDK was loaded since (ours is frozen:
-            # nothing set on it is lost).
-            default = self._default_settings = default_session_settings()
-        return cast(SessionSettings, default)
+        """The settings given, else a default ``SessionSettings()`` (``limit`` ``None``)
+        made on first read. When the Agents SDK is loaded at the moment of reading, this is
+        an instance of the SDK's own class (its ``Runner`` and wrappers, such as
+        ``EncryptedSession``, accept nothing else): the SDK's object if one was given, else
+        a copy of ours made once; without the SDK it is ours and nothing imports the SDK.
+        Assign to change them; ``None`` restores the default."""
+        if self._settings is None:
+            default = self._default_settings
+            if default is None or (
+                type(default) is SessionSettings and _sdk_settings() is not None
+            ):
+                # Made on first read, remade once if the SDK was loaded since (ours is
+                # frozen: nothing set on it is lost).
+                default = self._default_settings = default_session_settings()
+            return cast(SessionSettings, default)
+        if self._sdk_view is None:
+            self._sdk_view = sdk_settings_view(self._settings)
+            if self._sdk_view is None:
+                return self._settings
+        return cast(SessionSettings, self._sdk_view)
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
         self._settings = coerce_session_settings(settings)
         self._default_settings = None
+        self._sdk_view = given_sdk_settings(settings)
 
     def _effective_limit(self, limit: int | None) -> int | None:
         if limit is not None:
             return validate_limit(limit)
-        settings = self._settings if self._settings is not None else self._default_settings
+        # The SDK's settings objects are mutable: what was handed out is what counts.
+        settings = self._sdk_view
+        if settings is None:
+            settings = self._settings if self._settings is not None else self._default_settings
         return None if settings is None else validate_limit(settings.limit)
 
     async def get_items(self, limit: int | None = None) -> list[Item]:

@@ -63,10 +63,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, cast
 
 from ._json import decode_item, decode_items, encode_items
-from .base import MAX_INT64
+from .base import MAX_INT64, given_sdk_settings, sdk_settings_view
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
     Item,
@@ -145,6 +145,7 @@ class EncryptedSession(SessionABC):
         self.session_id = validate_session_id(session.session_id)
         self.session = session
         self._settings = coerce_session_settings(session_settings)
+        self._sdk_view: Any = given_sdk_settings(session_settings)
         self.ttl = _check_ttl(ttl)
         self._clock = clock
         self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
@@ -156,11 +157,18 @@ class EncryptedSession(SessionABC):
         """The settings given to this wrapper, else the wrapped session's (read at each
         call, so the Agents SDK's default there stays the SDK's). Assign to change them;
         ``None`` goes back to the wrapped session's. Their ``limit`` counts readable items."""
-        return self._settings if self._settings is not None else self.session.session_settings
+        if self._settings is None:
+            return self.session.session_settings
+        if self._sdk_view is None:
+            self._sdk_view = sdk_settings_view(self._settings)
+            if self._sdk_view is None:
+                return self._settings
+        return cast(SessionSettings, self._sdk_view)
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
         self._settings = coerce_session_settings(settings)
+        self._sdk_view = given_sdk_settings(settings)
 
     def __repr__(self) -> str:
         return f"EncryptedSession({self.session!r}, keys={len(self._keys)}, ttl={self.ttl!r})"

@@ -57,6 +57,17 @@ class SessionSettings:
         if self.limit is not None:
             validate_limit(self.limit)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to settings of the same values: ours, or the Agents SDK's
+        ``SessionSettings`` (what our sessions hand out while the SDK is loaded)."""
+        if isinstance(other, SessionSettings):
+            return self.limit == other.limit
+        if type(other).__name__ == "SessionSettings" and type(other).__module__.startswith(
+            "agents."
+        ):
+            return bool(self.limit == getattr(other, "limit", None))
+        return NotImplemented
+
     def resolve(self, override: object | None) -> SessionSettings:
         """Return these settings with every non-``None`` value of ``override`` laid on top.
 

@@ -14,8 +14,8 @@ cast. :func:`as_agents_session` is that cast, checked at run time::
 
 Our :class:`~agent_sessions.protocol.SessionSettings` is a class of its own: the SDK's
 ``RunConfig(session_settings=...)`` refuses it. :func:`to_agents_session_settings` converts
-it (our sessions' own ``session_settings`` need no conversion: the SDK's Runner reads
-them as they are)::
+it (our sessions' own ``session_settings`` need no conversion: read while the SDK is
+loaded, they are instances of the SDK's class, see ``BaseSession.session_settings``)::
 
     RunConfig(session_settings=to_agents_session_settings(SessionSettings(limit=10)))
 

@@ -19,8 +19,10 @@ from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import DyingRule, Lint
+    from tests.lint_rules.rule_fixtures import run_cli as _cli
 else:
     from rule_fixtures import DyingRule, Lint
+    from rule_fixtures import run_cli as _cli
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 MESSAGE = "`old_name` was renamed to `new_name`"
@@ -77,6 +79,7 @@ def test_json_output_is_a_stable_list_of_objects(project: Path, lint: Lint) -> N
             "end_column": 9,
             "code": "LR001",
             "name": "stale-name",
+            "severity": "error",
             "message": MESSAGE,
             "fix": {"safe": True, "edits": [{"start": 0, "end": 8, "content": "new_name"}]},
         }
@@ -235,13 +238,6 @@ def test_explain_unknown_code_exits_2(lint: Lint) -> None:
     assert "unknown rule code 'LR404'" in outcome.err
 
 
-def _cli(*arguments: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "lint_rules", *arguments]
-    return subprocess.run(
-        command, cwd=cwd, input=stdin, capture_output=True, text=True, check=False
-    )
-
-
 def test_stdin_is_checked_under_its_stdin_filename(project: Path) -> None:
     result = _cli("check", "-", "--stdin-filename", "pkg/mod.py", cwd=project, stdin="old_name\n")
 
@@ -257,7 +253,7 @@ def test_fix_from_stdin_prints_the_fixed_code_byte_for_byte(project: Path) -> No
 
     assert result.returncode == 0
     assert result.stdout == codecs.BOM_UTF8 + b"x = new_name\r\n"
-    assert b"Fixed 1 error, 0 remaining." in result.stderr
+    assert b"Fixed 1 finding, 0 remaining." in result.stderr
 
 
 def test_console_script_runs_the_same_command_line(project: Path) -> None:

@@ -152,6 +152,82 @@ async def test_encrypted_session_over_default_settings_reads_and_writes() -> Non
     assert await encrypted.get_items(limit=1) == numbered(3)[2:]
 
 
+@pytest.mark.parametrize("kind", ["ours", "the SDK's"])
+async def test_sdk_encrypted_session_accepts_explicit_settings(kind: str) -> None:
+    """Issue 23: ``TypeError: session must be a SessionSettings instance or a dict``."""
+    given: Any = SessionSettings(limit=5) if kind == "ours" else agents.SessionSettings(limit=5)
+    underlying: Any = SQLiteSession("u", session_settings=given)
+    assert isinstance(underlying.session_settings, agents.SessionSettings)
+    key = base64.urlsafe_b64encode(os.urandom(32)).decode()
+    encrypted = EncryptedSession(session_id="u", underlying_session=underlying, encryption_key=key)
+    items: Any = numbered(8)
+    await encrypted.add_items(items)
+    assert await encrypted.get_items() == numbered(8)[3:]
+    assert len(await underlying.get_items(limit=100)) == 8
+
+
+async def test_explicit_sdk_settings_are_the_object_given_and_stay_live() -> None:
+    given: Any = agents.SessionSettings(limit=2)
+    session = SQLiteSession("u", session_settings=given)
+    await session.add_items(numbered(4))
+    assert await session.get_items() == numbered(4)[2:]
+    given.limit = 1  # the SDK's settings are mutable, as on its own sessions
+    assert await session.get_items() == numbered(4)[3:]
+    assert session.session_settings is given
+
+
+async def test_our_explicit_settings_read_as_one_sdk_object() -> None:
+    session = SQLiteSession("u", session_settings=SessionSettings(limit=3))
+    seen: Any = session.session_settings
+    assert type(seen) is agents.SessionSettings
+    assert seen.limit == 3
+    assert session.session_settings is seen  # made once
+    await session.add_items(numbered(5))
+    seen.limit = 1
+    assert await session.get_items() == numbered(5)[4:]
+    session.session_settings = SessionSettings(limit=2)
+    assert session.session_settings.limit == 2
+    assert await session.get_items() == numbered(5)[3:]
+
+
+async def test_the_sdks_runner_takes_our_explicit_settings() -> None:
+    model = ScriptedModel()
+    agent = Agent(name="A", instructions="Reply.", model=model)
+    session: Any = SQLiteSession("u", session_settings=SessionSettings(limit=2))
+    await session.add_items(numbered(4))
+    await Runner.run(agent, "next", session=session, run_config=NO_TRACING)
+    assert contents(model.inputs[0]) == [("user", "m2"), ("user", "m3"), ("user", "next")]
+
+
+async def test_our_encrypted_session_settings_are_the_sdks_when_loaded() -> None:
+    from agent_sessions.encrypted import EncryptedSession as OurEncrypted
+
+    key = base64.urlsafe_b64encode(os.urandom(32)).decode()
+    ours = OurEncrypted(SQLiteSession("u"), key=key, session_settings=SessionSettings(limit=1))
+    assert isinstance(ours.session_settings, agents.SessionSettings)
+    await ours.add_items(numbered(3))
+    assert await ours.get_items() == numbered(3)[2:]
+
+
+def test_explicit_settings_are_ours_without_the_sdk() -> None:
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        from agent_sessions import SessionSettings, SQLiteSession
+        from agent_sessions.encrypted import EncryptedSession
+        session = SQLiteSession("u", session_settings=SessionSettings(limit=2))
+        assert type(session.session_settings) is SessionSettings
+        asyncio.run(session.add_items([{"n": n} for n in range(4)]))
+        assert asyncio.run(session.get_items()) == [{"n": 2}, {"n": 3}]
+        one = SessionSettings(limit=1)
+        wrapped = EncryptedSession(session, key=b"k" * 32, session_settings=one)
+        assert type(wrapped.session_settings) is SessionSettings
+        assert "agents" not in sys.modules, "the SDK was imported"
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
 # -- close() as the SDK's examples call it ------------------------------------------------------
 
 
