@@ -281,10 +281,12 @@ def check_project(project: Project, work: Path) -> Outcome:
     outcome.fix_seconds = time.perf_counter() - started
     if fix.returncode == 2:
         raise SystemExit(f"{project.name}: lint_rules fix failed: {fix.stderr.strip()}")
-    summary = re.search(r"Fixed (\d+) errors?, (\d+) remaining", fix.stdout)
+    # `Fixed 3 findings, 1 error and 2 warnings remaining.` (or `..., 0 remaining.`)
+    summary = re.search(r"Fixed (\d+) findings?, (.+?) remaining\.", fix.stdout)
     if summary is None:
         raise SystemExit(f"{project.name}: no summary in the output of fix:\n{fix.stdout}")
-    outcome.fixed, outcome.remaining = int(summary[1]), int(summary[2])
+    remaining = sum(int(number) for number in re.findall(r"\d+", summary[2]))
+    outcome.fixed, outcome.remaining = int(summary[1]), remaining
     outcome.findings = [line for line in fix.stdout.splitlines() if ": LR" in line]
     # Withheld: the fix failed verification, or the target's rename is withheld (LR001: an
     # occurrence is not known to be the target's). Not fixed: a finding with no fix at all.

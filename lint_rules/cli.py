@@ -16,7 +16,7 @@ from lint_rules.engine.discovery import DiscoveryError
 from lint_rules.engine.results import FileResult, RunOptions
 from lint_rules.engine.run import display_path, run, run_stdin
 from lint_rules.output.docs import RULE_FORMATS, explain, render_rules
-from lint_rules.output.report import FORMATS, Located, render, summary
+from lint_rules.output.report import FORMATS, Located, render, severity_map, summary
 from lint_rules.rule import ConfigError, Rule
 from lint_rules.rules import ALL_RULES
 
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
         if arguments.command == "explain":
             return _explain(arguments.code, rules)
         if arguments.command == "server":
-            return _serve(rules)
+            return _serve(rules, use_cache=not arguments.no_cache)
         if arguments.command == "protocols":
             from lint_rules.protocols import main as protocols_main
 
@@ -63,18 +63,41 @@ def _parser() -> argparse.ArgumentParser:
     fix = commands.add_parser("fix", help="apply fixes, report what is left")
     for command in (check, fix):
         command.add_argument(
-            "paths", nargs="*", type=Path, help="files or directories; - for stdin"
-        )
-        command.add_argument("--select", type=_code_list, help="codes or prefixes, comma separated")
-        command.add_argument(
-            "--ignore", type=_code_list, default=[], help="codes or prefixes to skip"
-        )
-        command.add_argument("--format", choices=FORMATS, default="text")
-        command.add_argument(
-            "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes"
+            "paths",
+            nargs="*",
+            type=Path,
+            help="files or directories; - for stdin (default: the project root)",
         )
         command.add_argument(
-            "--stdin-filename", type=Path, help="the path stdin's code is reported as"
+            "--select",
+            type=_code_list,
+            metavar="CODES",
+            help="codes or prefixes, comma separated (default: the configuration's select, "
+            "else every rule)",
+        )
+        command.add_argument(
+            "--ignore",
+            type=_code_list,
+            default=[],
+            metavar="CODES",
+            help="codes or prefixes to skip, comma separated (default: none)",
+        )
+        command.add_argument(
+            "--format", choices=FORMATS, default="text", help="output format (default: text)"
+        )
+        jobs = os.cpu_count() or 1
+        command.add_argument(
+            "--jobs",
+            type=_jobs,
+            default=jobs,
+            metavar="N",
+            help=f"worker processes (default: {jobs}, the number of CPUs)",
+        )
+        command.add_argument(
+            "--stdin-filename",
+            type=Path,
+            metavar="PATH",
+            help="the path stdin's code is reported as (default: -)",
         )
         command.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
         command.add_argument(
@@ -85,16 +108,27 @@ def _parser() -> argparse.ArgumentParser:
         # Benchmarks only: write the seconds spent in each phase (timing.py) as JSON.
         command.add_argument("--phase-times", type=Path, help=argparse.SUPPRESS)
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    # As ruff's `check --fix --no-cache`: accepted, and fix never reads nor writes the cache.
+    fix.add_argument(
+        "--no-cache", action="store_true", help="accepted for symmetry: fix never uses the cache"
+    )
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     fix.add_argument("--diff", action="store_true", help="print the changes, write nothing")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     rules = commands.add_parser("rules", help="list the rules")
-    rules.add_argument("--format", choices=RULE_FORMATS, default="text")
+    rules.add_argument(
+        "--format", choices=RULE_FORMATS, default="text", help="output format (default: text)"
+    )
     explain_command = commands.add_parser("explain", help="print a rule's documentation")
     explain_command.add_argument("code")
-    commands.add_parser("server", help="serve editors: the Language Server Protocol on stdio")
+    server = commands.add_parser(
+        "server", help="serve editors: the Language Server Protocol on stdio"
+    )
+    server.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
-    protocols.add_argument("--format", choices=FORMATS, default="text")
+    protocols.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
     protocols.add_argument(
         "--daemon",
         action=argparse.BooleanOptionalAction,
@@ -113,6 +147,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _jobs(value: str) -> int:
+    """``--jobs``: a whole number of worker processes, at least 1 (a usage error names it)."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return jobs
+
+
 def _seconds(value: str) -> int:
     seconds = int(value)
     if seconds < 1:
@@ -120,7 +165,7 @@ def _seconds(value: str) -> int:
     return seconds
 
 
-def _serve(rules: Sequence[type[Rule]]) -> int:
+def _serve(rules: Sequence[type[Rule]], use_cache: bool = True) -> int:
     try:
         from lint_rules.server import main as server_main
     except ImportError as error:
@@ -130,7 +175,7 @@ def _serve(rules: Sequence[type[Rule]]) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    return server_main(rules)
+    return server_main(rules, use_cache)
 
 
 def _version() -> str:
@@ -157,8 +202,6 @@ def _explain(code: str, rules: Sequence[type[Rule]]) -> int:
 
 
 def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
-    if arguments.jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, not {arguments.jobs}")
     timing.reset()
     select = (
         None if arguments.select is None else check_selectors(arguments.select, "--select", rules)
@@ -181,7 +224,9 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     if reading_stdin:
         results = [_run_stdin(arguments.stdin_filename, configs, rules, options)]
     else:
-        results = run(paths or [config.root], configs, rules, options).files
+        outcome = run(paths or [config.root], configs, rules, options)
+        results = outcome.files
+        _warn_skipped(outcome.skipped, bool(results))
     # With fixed code on stdout, the report goes to stderr.
     out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout
     with timing.timed("report"):
@@ -192,6 +237,18 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
 
         arguments.phase_times.write_text(json.dumps(timing.snapshot()) + "\n", encoding="utf-8")
     return code
+
+
+def _warn_skipped(skipped: Sequence[Path], linted: bool) -> None:
+    """As ruff: a file named explicitly that is not Python is skipped with a warning, and
+    the exit code is the findings' (0 when there are none)."""
+    for path in skipped:
+        print(
+            f"lint-rules: warning: {path}: not a Python file ({path.suffix}), skipped",
+            file=sys.stderr,
+        )
+    if skipped and not linted:
+        print("lint-rules: warning: no Python files found under the given paths", file=sys.stderr)
 
 
 def _run_stdin(
@@ -241,7 +298,12 @@ def _report(
         fixed = sum(result.fixed for result in results)
         out.write(
             summary(
-                [item.finding for item in located], fixed, fixing, fixing and arguments.diff, unsafe
+                [item.finding for item in located],
+                fixed,
+                fixing,
+                fixing and arguments.diff,
+                unsafe,
+                severity_map(rules),
             )
         )
         if not_written:

@@ -78,10 +78,30 @@ PROBE_PREFIX = "_lint_rules_probe_"
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*)$")
 _ERROR_CODE = re.compile(r"\s+\[(?P<code>[a-z0-9-]+)\]$")
 
-PROGRESS_AFTER = 5.0
+PROGRESS_AFTER = 2.0
 """Seconds after which a mypy run that has not finished says so on stderr (then every
 ``PROGRESS_EVERY`` seconds)."""
-PROGRESS_EVERY = 30.0
+PROGRESS_EVERY = 10.0
+
+
+@dataclass
+class Counted:
+    """What a run checked: the configured protocols and the implementations probed."""
+
+    protocols: int = 0
+    implementations: int = 0
+
+    def line(self) -> str:
+        """``Checked 3 implementations of 1 protocol.`` (the text summary's first line)."""
+        implementations = _plural(self.implementations, "implementation")
+        return f"Checked {implementations} of {_plural(self.protocols, 'protocol')}.\n"
+
+
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+NONE_CONFIGURED = "No protocols configured ([tool.lint_rules.protocols]): nothing to check.\n"
 
 
 class ProtocolsError(Exception):
@@ -156,16 +176,23 @@ def main(
     if use_daemon:
         daemon = Daemon(work, config.root, daemon_timeout or DEFAULT_IDLE_TIMEOUT)
     unprobed: list[Implementation] = []
+    counted = Counted()
     try:
-        located = check_protocols(config, unprobed, daemon)
+        with _progress("looking for the implementations of the configured protocols"):
+            located = check_protocols(config, unprobed, daemon, counted)
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
     for item in unprobed:
         print(f"lint-rules: note: {_unprobed_note(item)}", file=sys.stderr)
+    if not counted.protocols:  # exit 0, as ruff with nothing to check; stdout stays parsable
+        if output_format == "text":
+            sys.stdout.write(NONE_CONFIGURED)
+            return 0
+        print(f"lint-rules: note: {NONE_CONFIGURED}", end="", file=sys.stderr)
     sys.stdout.write(render(located, output_format, {CODE: NAME}, root=config.root))
     if output_format == "text":
-        sys.stdout.write(summary([item.finding for item in located]))
+        sys.stdout.write(counted.line() + summary([item.finding for item in located]))
     return 1 if located else 0
 
 
@@ -173,8 +200,12 @@ def check_protocols(
     config: Config,
     unprobed: list[Implementation] | None = None,
     daemon: Daemon | None = None,
+    counted: Counted | None = None,
 ) -> list[Located]:
     """LR100 findings for every implementation mypy does not accept as its protocol.
+
+    ``counted`` (when given) is told how many protocols are configured and how many
+    implementations mypy checked.
 
     A class defined in a function cannot be imported by a probe module: it is appended
     to ``unprobed`` (when given) instead of being checked; LR003 still checks it.
@@ -182,6 +213,8 @@ def check_protocols(
     """
     declarations = Declarations(config.root)  # the protocols' modules are the project's
     targets = configured_targets(config.rule_options, declarations)
+    if counted is not None:
+        counted.protocols = len({(t.protocol.module, t.protocol.name) for t in targets})
     if not targets:
         return []
     implementations = []
@@ -206,6 +239,8 @@ def check_protocols(
             implementations.append(implementation)
         elif unprobed is not None:
             unprobed.append(implementation)
+    if counted is not None:
+        counted.implementations = len(implementations)
     if not implementations:
         return []
     work = config.root / WORK_DIRECTORY
@@ -502,26 +537,63 @@ def _run_in_process(root: Path, arguments: list[str]) -> MypyOutput:
     return MypyOutput(stdout, stderr, status)
 
 
+_reporting = threading.local()
+"""Per thread: the ``_Reporter`` of the outermost ``_progress`` running, if any."""
+
+
+class _Reporter:
+    """Says on stderr what is going on (the innermost ``_progress``) once it has taken
+    ``PROGRESS_AFTER`` seconds, then every ``PROGRESS_EVERY`` seconds and at each change."""
+
+    def __init__(self, what: str) -> None:
+        self.doing = [what]
+        self.start = time.monotonic()
+        self.wake = threading.Event()
+        self.finished = False
+        self.thread = threading.Thread(target=self.run, name="lint-rules-progress", daemon=True)
+
+    def run(self) -> None:
+        shown, due = None, self.start + PROGRESS_AFTER
+        while True:
+            self.wake.wait(max(0.0, due - time.monotonic()))
+            self.wake.clear()
+            if self.finished:
+                return
+            now = time.monotonic()
+            if now < self.start + PROGRESS_AFTER:
+                continue  # a change before anything was said: nothing to say yet
+            what = self.doing[-1]
+            if what != shown or now >= due:
+                elapsed = now - self.start
+                print(
+                    f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True
+                )
+                shown, due = what, now + PROGRESS_EVERY
+
+
 @contextmanager
 def _progress(what: str) -> Iterator[None]:
-    """Say on stderr that ``what`` is still going on, when it takes a while."""
-    done = threading.Event()
-    start = time.monotonic()
-
-    def report() -> None:
-        wait = PROGRESS_AFTER
-        while not done.wait(wait):
-            elapsed = time.monotonic() - start
-            print(f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
-            wait = PROGRESS_EVERY
-
-    reporter = threading.Thread(target=report, name="lint-rules-progress", daemon=True)
-    reporter.start()
+    """Say on stderr that ``what`` is still going on, when the run takes a while; inside
+    another ``_progress`` of the same thread, that one's report says ``what`` meanwhile."""
+    outer: _Reporter | None = getattr(_reporting, "reporter", None)
+    if outer is not None:
+        outer.doing.append(what)
+        outer.wake.set()
+        try:
+            yield
+        finally:
+            outer.doing.pop()
+        return
+    reporter = _Reporter(what)
+    _reporting.reporter = reporter
+    reporter.thread.start()
     try:
         yield
     finally:
-        done.set()
-        reporter.join()
+        _reporting.reporter = None
+        reporter.finished = True
+        reporter.wake.set()
+        reporter.thread.join()
 
 
 def _findings(

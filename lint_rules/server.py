@@ -60,9 +60,10 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 _RULES_PAGE = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 
-def main(rules: Sequence[type[Rule]] = ALL_RULES) -> int:
-    """Serve on stdin and stdout until the editor says ``exit``."""
-    build_server(rules).start_io()
+def main(rules: Sequence[type[Rule]] = ALL_RULES, use_cache: bool = True) -> int:
+    """Serve on stdin and stdout until the editor says ``exit``; without ``use_cache``
+    (``server --no-cache``), the command line's cache is neither read nor written."""
+    build_server(rules, use_cache).start_io()
     return 0
 
 
@@ -114,6 +115,8 @@ class Linter:
     settings: Settings = field(default_factory=Settings)
     checked: dict[str, Checked] = field(default_factory=dict)
     protocol_findings: dict[Path, list[Finding]] = field(default_factory=dict)
+    use_cache: bool = True
+    """Whether a saved file's findings are read from and written to the cache."""
 
     def __post_init__(self) -> None:
         self.reload()
@@ -156,7 +159,7 @@ class Linter:
         worker = self.worker(config)
         data = _encoded(text)
         cache = None
-        if saved:
+        if saved and self.use_cache:
             cache = ResultCache.open(config, worker.checker.rules, worker.options, worker.project)
             hit = cache.lookup(path, data)
             if hit is not None:
@@ -180,12 +183,12 @@ class Linter:
         return checked
 
 
-def build_server(rules: Sequence[type[Rule]] = ALL_RULES) -> LanguageServer:
+def build_server(rules: Sequence[type[Rule]] = ALL_RULES, use_cache: bool = True) -> LanguageServer:
     """The server, its features registered; ``start_io()`` serves."""
     from lint_rules.cli import _version  # the command line's: it started this server
 
     server = LanguageServer(NAME, _version())
-    linter = Linter(rules, Path.cwd())
+    linter = Linter(rules, Path.cwd(), use_cache=use_cache)
     by_code = {rule.CODE: rule for rule in rules}
     protocols = _ProtocolsRunner(server, linter)
 

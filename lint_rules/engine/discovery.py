@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     import pathspec
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+EXPLICIT_SUFFIXES = (*PYTHON_SUFFIXES, ".pyw", "")
+"""The suffixes of a file named explicitly that is linted (as ruff: a script without
+one is Python); a named ``README.md`` or ``notes.txt`` is skipped, never parsed."""
 ALWAYS_SKIPPED = frozenset(
     {
         ".git",
@@ -43,6 +46,7 @@ def discover(
     root: Path,
     exclude: Sequence[str],
     scope: Scope | None = None,
+    skipped: list[Path] | None = None,
 ) -> list[Path]:
     """The Python files under ``paths``, sorted, without duplicates.
 
@@ -51,8 +55,10 @@ def discover(
     below the root) or by ``exclude`` (gitignore syntax, relative to the root)
     are skipped. With ``scope``, the root and ``exclude`` of each directory's entries
     are those of the configuration that governs the directory (``root`` and
-    ``exclude`` are then unused). A file named explicitly is linted whatever its
-    suffix, unless ``exclude`` matches it. A missing path raises ``DiscoveryError``.
+    ``exclude`` are then unused). A file named explicitly is linted, unless ``exclude``
+    matches it, when its suffix is Python's or it has none (``EXPLICIT_SUFFIXES``); one
+    with another suffix is not Python: it is appended to ``skipped`` (when given) and
+    not linted. A missing path raises ``DiscoveryError``.
     """
     exclusions = _Exclusions(scope if scope is not None else lambda _: (root, exclude))
     found: dict[Path, None] = {}
@@ -63,6 +69,9 @@ def discover(
         if path.is_dir():
             for file in _walk(absolute, exclusions):
                 found.setdefault(file)
+        elif path.suffix.lower() not in EXPLICIT_SUFFIXES:
+            if skipped is not None:
+                skipped.append(path)
         elif not exclusions.excludes(str(absolute), is_dir=False):
             found.setdefault(absolute)
     return sorted(found)

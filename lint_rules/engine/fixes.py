@@ -279,16 +279,24 @@ def apply_fixes(
     """Apply every fix that overlaps no earlier-starting accepted fix.
 
     Fixes are taken in order of their first edit; a fix is applied whole or not
-    at all. Returns the new text and how many fixes were applied; the skipped
-    ones are found again on the next pass. The texts the applied edits replace
-    are added to ``replaced`` (what ``blocked`` would name to withhold them).
+    at all. Returns the new text and how many fixes were applied, counting each
+    finding's: a fix whose edits were all accepted already (the same rename, carried by
+    each finding of its occurrences) counts again, as ``check`` counts it fixable once
+    per finding. The skipped ones are found again on the next pass. The texts the
+    applied edits replace are added to ``replaced`` (what ``blocked`` would name to
+    withhold them).
     """
     accepted: list[Edit] = []
+    taken: set[Edit] = set()
     applied = 0
     for fix in sorted(fixes, key=lambda fix: min((edit.start, edit.end) for edit in fix.edits)):
+        if taken.issuperset(fix.edits):
+            applied += 1
+            continue
         if any(_overlap(edit, other) for edit in fix.edits for other in accepted):
             continue
         accepted.extend(fix.edits)
+        taken.update(fix.edits)
         applied += 1
     if replaced is not None:
         replaced.update(text[edit.start : edit.end] for edit in accepted)

@@ -78,6 +78,8 @@ class RunResult:
     """Every file's result, sorted by path."""
 
     files: list[FileResult]
+    skipped: list[Path] = field(default_factory=list)
+    """The files named explicitly that are not Python (``README.md``): not linted."""
 
     @property
     def parsed_count(self) -> int:

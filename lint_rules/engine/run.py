@@ -72,8 +72,9 @@ def run(
         config = config_of(directory)
         return config.root, config.exclude
 
+    skipped: list[Path] = []
     with timing.timed("discovery"):
-        files = discover(paths, Path(), (), scope)
+        files = discover(paths, Path(), (), scope, skipped)
     groups: dict[Path, tuple[Config, list[Path]]] = {}
     for path in files:
         config = config_of(path.parent)
@@ -82,7 +83,7 @@ def run(
     for root in sorted(groups):
         config, group = groups[root]
         done.extend(_run_project(group, config, config.selected(rules), options))
-    return RunResult(sorted(done, key=lambda result: display_path(result.path)))
+    return RunResult(sorted(done, key=lambda result: display_path(result.path)), skipped)
 
 
 def _run_project(

@@ -3,9 +3,11 @@
 Fix markers follow ruff: in text output and ``--statistics``, ``[*]`` marks a finding
 whose fix ``fix`` applies as it is run (a safe fix, or any fix with ``--unsafe-fixes``);
 ``[~]`` marks one whose fix only ``fix --unsafe-fixes`` applies (ruff prints nothing
-there; a marker of its own says the fix exists). The summary counts both, in ruff's
-words: ``[*] 2 fixable with `lint-rules fix` (1 unsafe fix available with
-`lint-rules fix --unsafe-fixes`).``
+there; a marker of its own says the fix exists); in ``--statistics``, ``[-]`` marks a code
+only some of whose findings ``fix`` applies (ruff's marker). The summary counts the
+findings by severity (``Found 2 errors and 1 warning.``) and the fixes, in ruff's words:
+``[*] 2 fixable with `lint-rules fix` (1 unsafe fix available with `lint-rules fix
+--unsafe-fixes`).``
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ SARIF_ROOT = "%SRCROOT%"
 SEVERITIES = ("error", "warning", "note")
 """The SARIF levels a rule's ``SEVERITY`` may be; codes without a rule class are errors."""
 SAFE_MARKER, UNSAFE_MARKER = "[*]", "[~]"
+PARTLY_MARKER = "[-]"
+"""``--statistics``: ``fix`` repairs some of a code's findings, not all (ruff's marker)."""
 FIX_COMMAND = "`lint-rules fix`"
 UNSAFE_COMMAND = "`lint-rules fix --unsafe-fixes`"
 
@@ -63,7 +67,12 @@ def render(
     if output_format == "json":
         import json  # only here and for sarif: text output does not need it
 
-        return json.dumps([_json_object(item, rule_names) for item in ordered], indent=2) + "\n"
+        if statistics:
+            counted = _statistics_objects(ordered, rule_names, unsafe_fixes)
+            return json.dumps(counted, indent=2) + "\n"
+        levels = severity_map(rules)
+        objects = [_json_object(item, rule_names, levels) for item in ordered]
+        return json.dumps(objects, indent=2) + "\n"
     if output_format == "github":
         classes = {rule.CODE: rule for rule in rules}
         return "".join(
@@ -85,29 +94,49 @@ def summary(
     fix_mode: bool = False,
     diff: bool = False,
     unsafe_fixes: bool = False,
+    severities: Mapping[str, str] | None = None,
 ) -> str:
-    """The last lines of text output: the count, then what ``fix`` would repair.
+    """The last lines of text output: the count by severity, then what ``fix`` would repair.
 
-    As ruff words it: ``Found 3 errors.``, then ``[*] 2 fixable with `lint-rules fix` (1
-    unsafe fix available with `lint-rules fix --unsafe-fixes`).`` In fix mode: ``Fixed 2
-    errors, 1 remaining.``, then how many unsafe fixes ``--unsafe-fixes`` would add; and
-    which qualified renames are withheld (LR001 reports their unknown occurrences).
+    In ruff's words, with each rule's severity (``severities``: code -> level; a code not
+    in it is an error): ``Found 3 errors and 1 warning.``, then ``[*] 2 fixable with
+    `lint-rules fix` (1 unsafe fix available with `lint-rules fix --unsafe-fixes`).`` In fix
+    mode: ``Fixed 2 findings, 1 error and 1 warning remaining.``, then how many unsafe fixes
+    ``--unsafe-fixes`` would add; and which qualified renames are withheld (LR001 reports
+    their unknown occurrences; their findings are not counted as fixable).
     """
     applicable = sum(_applicable(finding, unsafe_fixes) for finding in findings)
     hidden = sum(_hidden(finding, unsafe_fixes) for finding in findings)
     hint = f"{_fixes(hidden, 'unsafe fix')} available with {UNSAFE_COMMAND}" if hidden else ""
     withheld = _withheld(findings)
+    tally = tally_findings(findings, severities or {})
     if fix_mode:
         verb = "Would fix" if diff else "Fixed"
-        head = f"{verb} {_count(fixed)}, {len(findings)} remaining.\n"
+        head = f"{verb} {_plural(fixed, 'finding')}, {tally or '0'} remaining.\n"
         return head + (f"{hint}.\n" if hint else "") + withheld
     if not findings:
         return "All checks passed!\n"
-    head = f"Found {_count(len(findings))}.\n"
+    head = f"Found {tally}.\n"
     if applicable:
         extra = f" ({hint})" if hint else ""
         return head + f"{SAFE_MARKER} {applicable} fixable with {FIX_COMMAND}{extra}.\n" + withheld
     return head + (f"{hint}.\n" if hint else "") + withheld
+
+
+def tally_findings(findings: Sequence[Finding], severities: Mapping[str, str]) -> str:
+    """``3 errors and 1 warning``: the findings counted by severity (``severities``: code ->
+    level, ``error`` when missing), most severe first, levels with none left out; ``""``
+    when there are no findings."""
+    counts = Counter(severities.get(finding.code, "error") for finding in findings)
+    parts = [_plural(counts[level], level) for level in SEVERITIES if counts[level]]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def severity_map(rules: Sequence[type[Rule]]) -> dict[str, str]:
+    """Each rule's code and severity (``SEVERITY``, checked); engine codes are errors."""
+    return {rule.CODE: _severity(rule) for rule in rules}
 
 
 def _withheld(findings: Sequence[Finding]) -> str:
@@ -138,8 +167,8 @@ def _hidden(finding: Finding, unsafe_fixes: bool) -> bool:
     return finding.fix is not None and not finding.fix.safe and not unsafe_fixes
 
 
-def _count(number: int) -> str:
-    return f"{number} error" + ("" if number == 1 else "s")
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _fixes(number: int, noun: str) -> str:
@@ -164,20 +193,51 @@ def _text_line(item: Located, unsafe_fixes: bool = False) -> str:
 def _statistics(
     ordered: Sequence[Located], rule_names: Mapping[str, str], unsafe_fixes: bool = False
 ) -> str:
-    """One line per code: count, code, marker, name. ``[*]`` when ``fix`` repairs some of
-    the code's findings, ``[~]`` when only ``--unsafe-fixes`` would."""
+    """One line per code: count, code, marker, name. As ruff marks them: ``[*]`` when
+    ``fix`` repairs every one of the code's findings, ``[-]`` when it repairs some of them;
+    otherwise ``[~]`` when ``--unsafe-fixes`` would repair some, else nothing."""
     counts = Counter(item.finding.code for item in ordered)
-    markers: dict[str, set[str]] = {}
-    for item in ordered:
-        markers.setdefault(item.finding.code, set()).add(_marker(item.finding, unsafe_fixes))
+    applicable = Counter(
+        item.finding.code for item in ordered if _applicable(item.finding, unsafe_fixes)
+    )
+    hidden = Counter(item.finding.code for item in ordered if _hidden(item.finding, unsafe_fixes))
     lines = []
     for code, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])):
-        marker = next((m for m in (SAFE_MARKER, UNSAFE_MARKER) if m in markers[code]), "   ")
+        if applicable[code] == count:
+            marker = SAFE_MARKER
+        elif applicable[code]:
+            marker = PARTLY_MARKER
+        else:
+            marker = UNSAFE_MARKER if hidden[code] else "   "
         lines.append(f"{count:>6}  {code}  {marker}  {rule_names.get(code, '')}\n")
     return "".join(lines)
 
 
-def _json_object(item: Located, rule_names: Mapping[str, str]) -> dict[str, object]:
+def _statistics_objects(
+    ordered: Sequence[Located], rule_names: Mapping[str, str], unsafe_fixes: bool = False
+) -> list[dict[str, object]]:
+    """``--statistics --format json``, as ruff's: per code, most frequent first, its count,
+    whether ``fix`` repairs every finding (``fixable``) and how many it repairs."""
+    counts = Counter(item.finding.code for item in ordered)
+    applicable = Counter(
+        item.finding.code for item in ordered if _applicable(item.finding, unsafe_fixes)
+    )
+    return [
+        {
+            "code": code,
+            "name": rule_names.get(code, ""),
+            "count": count,
+            "fixable": applicable[code] == count,
+            "fixable_count": applicable[code],
+        }
+        for code, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    ]
+
+
+def _json_object(
+    item: Located, rule_names: Mapping[str, str], severities: Mapping[str, str]
+) -> dict[str, object]:
+    """One finding of ``--format json`` (the schema: docs/lint.md, "JSON output")."""
     finding = item.finding
     fix = None
     if finding.fix is not None:
@@ -196,6 +256,7 @@ def _json_object(item: Located, rule_names: Mapping[str, str]) -> dict[str, obje
         "end_column": finding.end_column,
         "code": finding.code,
         "name": rule_names.get(finding.code, ""),
+        "severity": severities.get(finding.code, "error"),
         "message": finding.message,
         "fix": fix,
     }

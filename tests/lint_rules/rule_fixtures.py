@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,14 @@ class Outcome:
 
 Lint = Callable[..., Outcome]
 """``lint(*arguments, rules=ALL_RULES)``: run the CLI in-process."""
+
+
+def run_cli(*arguments: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``python -m lint_rules ARGUMENTS`` in a process of its own, as a user runs it."""
+    command = [sys.executable, "-m", "lint_rules", *arguments]
+    return subprocess.run(
+        command, cwd=cwd, input=stdin, capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 class CrashingRule(Rule):

@@ -43,7 +43,7 @@ def test_a_parameter_renamed_onto_another_parameter_is_reported_not_fixed(
     assert outcome.code == 1
     assert "m.py:1:14: LR001 `old` was renamed to `new`; not fixed: `new` is already" in outcome.out
     assert "a parameter of `f`" in outcome.out
-    assert "Fixed 0 errors" in outcome.out
+    assert "Fixed 0 findings" in outcome.out
 
 
 def test_a_keyword_renamed_onto_a_keyword_already_in_the_call_is_reported_not_fixed(
@@ -255,7 +255,7 @@ def test_a_class_attribute_target_renames_the_member_and_uses_through_self(
     assert "    retries = 1\n" in fixed
     # The reference engine knows `store` is a `Store` (its annotation), `other` is not.
     assert "return store.max_retries, other.retries, Store.max_retries" in fixed
-    assert (outcome.code, outcome.out) == (0, "Fixed 4 errors, 0 remaining.\n")
+    assert (outcome.code, outcome.out) == (0, "Fixed 4 findings, 0 remaining.\n")
 
 
 def test_bad_qualified_targets_are_configuration_errors_naming_the_key(
@@ -329,7 +329,7 @@ def test_a_result_that_parses_but_does_not_compile_is_withheld_byte_for_byte(
         "LR981 second (fix withheld: the result would not compile: line 1: duplicate argument"
         in (outcome.out)
     )
-    assert "Fixed 0 errors, 1 remaining." in outcome.out
+    assert "Fixed 0 findings, 1 error remaining." in outcome.out
 
 
 def test_a_fix_that_turns_a_builtin_into_a_local_name_is_withheld(
@@ -363,7 +363,7 @@ def test_fixed_counts_only_what_was_written(project: Path, lint: Lint) -> None:
     outcome = lint("fix", "--select", "LR982", rules=[*ALL_RULES, _HelperToLenRule])
 
     assert (project / "good.py").read_text() == "len()\n"
-    assert "Fixed 1 error, 2 remaining." in outcome.out
+    assert "Fixed 1 finding, 2 errors remaining." in outcome.out
 
 
 def test_diff_shows_no_withheld_fix(project: Path, lint: Lint) -> None:
@@ -372,7 +372,7 @@ def test_diff_shows_no_withheld_fix(project: Path, lint: Lint) -> None:
     outcome = lint("fix", "--diff", rules=[*ALL_RULES, _HelperToLenRule])
 
     assert "+++" not in outcome.out
-    assert "Would fix 0 errors" in outcome.out
+    assert "Would fix 0 findings" in outcome.out
 
 
 # -- cross-module consistency -----------------------------------------------------------------

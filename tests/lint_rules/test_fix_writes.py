@@ -60,7 +60,8 @@ def test_a_file_edited_while_fixing_keeps_the_edit_and_is_reported(
     assert "m.py: not written: the file changed while fixing" in outcome.err
     assert "(fix withheld: the file changed while fixing)" in outcome.out
     assert outcome.out.endswith(
-        "Fixed 0 errors, 1 remaining.\n1 file changed while fixing: not written, fix again.\n"
+        "Fixed 0 findings, 1 error remaining.\n"
+        "1 file changed while fixing: not written, fix again.\n"
     )
     assert _no_temporaries(project)
 

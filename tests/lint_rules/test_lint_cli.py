@@ -19,8 +19,10 @@ from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import DyingRule, Lint
+    from tests.lint_rules.rule_fixtures import run_cli as _cli
 else:
     from rule_fixtures import DyingRule, Lint
+    from rule_fixtures import run_cli as _cli
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 MESSAGE = "`old_name` was renamed to `new_name`"
@@ -77,6 +79,7 @@ def test_json_output_is_a_stable_list_of_objects(project: Path, lint: Lint) -> N
             "end_column": 9,
             "code": "LR001",
             "name": "stale-name",
+            "severity": "error",
             "message": MESSAGE,
             "fix": {"safe": True, "edits": [{"start": 0, "end": 8, "content": "new_name"}]},
         }
@@ -196,8 +199,13 @@ def test_checking_named_paths_only(project: Path, lint: Lint) -> None:
     assert "a.py:1:1" in outcome.out
 
 
-def test_jobs_below_one_exits_2(project: Path, lint: Lint) -> None:
-    assert lint("check", "--jobs", "0").code == 2
+def test_jobs_below_one_is_a_usage_error_naming_the_option(project: Path) -> None:
+    for value, why in (("0", "must be at least 1, not 0"), ("two", "not a whole number: 'two'")):
+        result = _cli("fix", "--jobs", value, cwd=project)
+
+        assert result.returncode == 2
+        assert result.stderr.startswith("usage: lint-rules fix ")
+        assert f"lint-rules fix: error: argument --jobs: {why}\n" in result.stderr
 
 
 def test_rules_lists_code_name_severity_fix_and_summary(lint: Lint) -> None:
@@ -235,13 +243,6 @@ def test_explain_unknown_code_exits_2(lint: Lint) -> None:
     assert "unknown rule code 'LR404'" in outcome.err
 
 
-def _cli(*arguments: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "lint_rules", *arguments]
-    return subprocess.run(
-        command, cwd=cwd, input=stdin, capture_output=True, text=True, check=False
-    )
-
-
 def test_stdin_is_checked_under_its_stdin_filename(project: Path) -> None:
     result = _cli("check", "-", "--stdin-filename", "pkg/mod.py", cwd=project, stdin="old_name\n")
 
@@ -257,7 +258,7 @@ def test_fix_from_stdin_prints_the_fixed_code_byte_for_byte(project: Path) -> No
 
     assert result.returncode == 0
     assert result.stdout == codecs.BOM_UTF8 + b"x = new_name\r\n"
-    assert b"Fixed 1 error, 0 remaining." in result.stderr
+    assert b"Fixed 1 finding, 0 remaining." in result.stderr
 
 
 def test_console_script_runs_the_same_command_line(project: Path) -> None:

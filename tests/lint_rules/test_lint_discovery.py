@@ -63,10 +63,17 @@ def test_exclude_applies_to_an_explicit_file(tmp_path: Path) -> None:
     assert discover([tmp_path / "docs/ja/a.py"], tmp_path, ["docs/ja/**"]) == []
 
 
-def test_explicit_file_is_linted_whatever_its_suffix(tmp_path: Path) -> None:
-    _touch(tmp_path, "script")
+def test_explicit_file_without_a_suffix_is_linted_one_of_another_suffix_skipped(
+    tmp_path: Path,
+) -> None:
+    _touch(tmp_path, "script", "tool.pyw", "README.md", "notes.TXT")
+    skipped: list[Path] = []
+    named = [tmp_path / name for name in ("script", "tool.pyw", "README.md", "notes.TXT")]
 
-    assert _names(discover([tmp_path / "script"], tmp_path, []), tmp_path) == ["script"]
+    found = discover(named, tmp_path, [], skipped=skipped)
+
+    assert _names(found, tmp_path) == ["script", "tool.pyw"]
+    assert skipped == [tmp_path / "README.md", tmp_path / "notes.TXT"]
 
 
 def test_virtualenv_and_vcs_directories_are_not_walked(tmp_path: Path) -> None:

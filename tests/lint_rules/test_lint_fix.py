@@ -38,7 +38,7 @@ def test_fix_rewrites_every_use_and_reports_nothing_left(project: Path, lint: Li
     assert target.read_text() == (
         "import new_name\nnew_name.run(new_name=getattr(new_name, 'new_name'))\n"
     )
-    assert outcome.out == "Fixed 5 errors, 0 remaining.\n"
+    assert outcome.out == "Fixed 5 findings, 0 remaining.\n"
 
 
 def test_fix_leaves_files_whose_findings_per_file_ignores_turn_off(
@@ -64,7 +64,7 @@ def test_second_fix_changes_nothing(project: Path, lint: Lint) -> None:
     outcome = lint("fix")
 
     assert target.read_bytes() == fixed
-    assert outcome.out == "Fixed 0 errors, 0 remaining.\n"
+    assert outcome.out == "Fixed 0 findings, 0 remaining.\n"
 
 
 def test_compatibility_alias_with_noqa_is_kept(project: Path, lint: Lint) -> None:
@@ -124,7 +124,7 @@ def test_diff_writes_nothing_and_exits_one(project: Path, lint: Lint) -> None:
     assert target.read_text() == "x = old_name\n"
     assert "-x = old_name\n+x = new_name\n" in outcome.out
     assert "--- a/m.py\n+++ b/m.py\n" in outcome.out
-    assert outcome.out.endswith("Would fix 1 error, 0 remaining.\n")
+    assert outcome.out.endswith("Would fix 1 finding, 0 remaining.\n")
 
 
 def test_diff_with_nothing_to_change_exits_zero(project: Path, lint: Lint) -> None:
@@ -146,7 +146,7 @@ def test_fix_whose_result_does_not_parse_is_refused_and_file_untouched(
     assert "m.py: fix withheld: the result would not compile: line 1:" in outcome.err
     withheld = "(fix withheld: the result would not compile: line 1: invalid syntax)"
     assert f"m.py:1:5: LR991 breakme {withheld}" in outcome.out
-    assert "Fixed 0 errors, 2 remaining." in outcome.out
+    assert "Fixed 0 findings, 2 errors remaining." in outcome.out
 
 
 def test_fix_that_the_file_encoding_cannot_hold_is_refused(project: Path, lint: Lint) -> None:
@@ -220,7 +220,7 @@ def test_fix_runs_in_parallel_processes(project: Path, lint: Lint) -> None:
 
     outcome = lint("fix", "--jobs", "2")
 
-    assert outcome.out == "Fixed 40 errors, 0 remaining.\n"
+    assert outcome.out == "Fixed 40 findings, 0 remaining.\n"
     assert all(path.read_text() == "new_name()\n" for path in project.glob("m*.py"))
 
 

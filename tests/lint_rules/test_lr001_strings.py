@@ -55,7 +55,7 @@ def test_a_wire_format_key_and_an_alias_are_not_rewritten_by_fix(
     assert outcome.code == 1
     assert f"`isError` was renamed to `is_error`; unsafe fix: {STRING_DATA}" in outcome.out
     assert outcome.out.endswith(
-        "Fixed 2 errors, 2 remaining.\n"
+        "Fixed 2 findings, 2 errors remaining.\n"
         "2 unsafe fixes available with `lint-rules fix --unsafe-fixes`.\n"
     )
 

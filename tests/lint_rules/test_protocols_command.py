@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import time
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from io import StringIO
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lint_rules import protocols
 from lint_rules.cli import main
 from lint_rules.config import load_config
 from lint_rules.protocols import check_protocols
@@ -192,7 +194,7 @@ def test_every_output_format_reports_lr100(broken_project: Path, output_format: 
     assert run.code == 1
     if output_format == "text":
         assert "impls/missing_pop.py:2:1: LR100 `MissingPop` is not a" in run.out
-        assert run.out.endswith("Found 6 errors.\n")
+        assert run.out.endswith(" implementations of 1 protocol.\nFound 6 errors.\n")
     elif output_format == "github":
         assert run.out.count("::error file=impls/") == 6
         assert run.out.count("title=LR100::") == 6
@@ -210,12 +212,18 @@ def test_every_output_format_reports_lr100(broken_project: Path, output_format: 
         assert "impls/missing_pop.py" in {loc["artifactLocation"]["uri"] for loc in locations}
 
 
-def test_project_without_configured_protocols_passes(tmp_path: Path) -> None:
+def test_project_without_configured_protocols_says_so_and_passes(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.lint_rules]\n")
 
     run = _run(tmp_path)
 
-    assert (run.code, run.out) == (0, "All checks passed!\n")
+    assert (run.code, run.out) == (
+        0,
+        "No protocols configured ([tool.lint_rules.protocols]): nothing to check.\n",
+    )
+    as_json = _run(tmp_path, "--format", "json")
+    assert (as_json.code, json.loads(as_json.out)) == (0, [])  # stdout stays parsable
+    assert "lint-rules: note: No protocols configured" in as_json.err
 
 
 def test_unknown_protocol_is_a_configuration_error(tmp_path: Path) -> None:
@@ -263,7 +271,8 @@ def _probe_modules(root: Path) -> dict[str, int]:
 def test_second_run_after_an_edit_reports_exactly_the_broken_class(tmp_path: Path) -> None:
     names = ["first", "second", "third"]
     root = _store_project(tmp_path, {f"{n}.py": GOOD.format(name=n.title()) for n in names})
-    assert _run(root) == Run(0, "All checks passed!\n", "")
+    passed = "Checked 3 implementations of 1 protocol.\nAll checks passed!\n"
+    assert _run(root) == Run(0, passed, "")
     probes = _probe_modules(root)
     assert len(probes) == 3, "one probe module per implementation file"
     assert (root / ".lint_rules_cache" / "protocols" / "mypy").is_dir()
@@ -344,7 +353,11 @@ def test_class_defined_in_a_function_is_named_in_a_note_not_skipped_silently(
 
     run = _run(root)
 
-    assert (run.code, run.out) == (0, "All checks passed!\n")
+    # The local class is named on stderr, not counted: mypy checks only `Good`.
+    assert (run.code, run.out) == (
+        0,
+        "Checked 1 implementation of 1 protocol.\nAll checks passed!\n",
+    )
     assert run.err == (
         "lint-rules: note: src/shop/impls/local.py:3:5: `make.<locals>.Local` implements "
         "`shop.contract.Store` but is defined in a function, where no probe module can import "
@@ -388,3 +401,43 @@ def test_dunder_members_of_a_protocol_are_probed(tmp_path: Path) -> None:
     )
     assert "Expected: def __call__(self, event: str) -> None" in messages["wrong_call.py"]
     assert "Got: def __call__(self, event: bytes) -> None" in messages["wrong_call.py"]
+
+
+def _wait_for(capsys: pytest.CaptureFixture[str], text: str) -> str:
+    """stderr as it grows, until it holds ``text`` (the reporter is a thread)."""
+    seen = ""
+    deadline = time.monotonic() + 60
+    while text not in seen:
+        assert time.monotonic() < deadline, f"waited for {text!r}; stderr: {seen!r}"
+        time.sleep(0.01)
+        seen += capsys.readouterr().err
+    return seen
+
+
+def test_progress_says_what_is_going_on_and_each_change(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(protocols, "PROGRESS_AFTER", 0.0)
+
+    with protocols._progress("looking for the implementations"):
+        first = _wait_for(capsys, "lint-rules: protocols: looking for the implementations (")
+        with protocols._progress("mypy is checking the implementations"):
+            inner = _wait_for(capsys, "lint-rules: protocols: mypy is checking the implementations")
+
+    assert first.count("\n") == 1  # said once, not again before PROGRESS_EVERY
+    assert "looking" not in inner  # the change is said at once
+
+
+def test_protocols_run_reports_progress_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(protocols, "PROGRESS_AFTER", 0.0)
+    root = _store_project(tmp_path, {"good.py": GOOD.format(name="Good")})
+
+    run = _run(root)
+
+    assert run.code == 0, run.err
+    assert run.out == "Checked 1 implementation of 1 protocol.\nAll checks passed!\n"
+    lines = run.err.splitlines()
+    assert "lint-rules: protocols: mypy is checking the implementations (" in run.err
+    assert all(line.startswith("lint-rules: protocols: ") for line in lines), lines

@@ -107,7 +107,7 @@ def test_fix_applies_the_safe_fix_and_says_how_many_unsafe_ones_wait(
     assert outcome.out == (
         "m.py:2:1: LR970 [~] `risky` is risky\n"
         "m.py:3:1: LR970 `plain` is risky\n"
-        "Fixed 1 error, 2 remaining.\n"
+        "Fixed 1 finding, 2 errors remaining.\n"
         "1 unsafe fix available with `lint-rules fix --unsafe-fixes`.\n"
     )
 
@@ -119,9 +119,11 @@ def test_fix_with_unsafe_fixes_applies_both_and_hints_nothing(project: Path, lin
 
     assert path.read_text() == "new_name()\ncareful()\nplain()\n"
     assert outcome.code == 1
-    assert outcome.out == ("m.py:3:1: LR970 `plain` is risky\nFixed 2 errors, 1 remaining.\n")
+    assert outcome.out == (
+        "m.py:3:1: LR970 `plain` is risky\nFixed 2 findings, 1 error remaining.\n"
+    )
     path.write_text("risky()\n")
-    assert lint("fix", "--unsafe-fixes", rules=RULES).out == "Fixed 1 error, 0 remaining.\n"
+    assert lint("fix", "--unsafe-fixes", rules=RULES).out == "Fixed 1 finding, 0 remaining.\n"
     assert path.read_text() == "careful()\n"
 
 
@@ -137,7 +139,7 @@ def test_fix_diff_counts_the_unsafe_fixes_it_would_leave(project: Path, lint: Li
     assert outcome.out.endswith(
         "m.py:2:1: LR970 [~] `risky` is risky\n"
         "m.py:3:1: LR970 `plain` is risky\n"
-        "Would fix 1 error, 2 remaining.\n"
+        "Would fix 1 finding, 2 errors remaining.\n"
         "1 unsafe fix available with `lint-rules fix --unsafe-fixes`.\n"
     )
 
@@ -152,7 +154,7 @@ def test_only_unsafe_fixes_left_after_fix_still_exit_1(project: Path, lint: Lint
     assert (outcome.code, outcome.out) == (
         1,
         "m.py:1:1: LR970 [~] `risky` is risky\n"
-        "Fixed 0 errors, 1 remaining.\n"
+        "Fixed 0 findings, 1 error remaining.\n"
         "1 unsafe fix available with `lint-rules fix --unsafe-fixes`.\n",
     )
 
@@ -178,12 +180,35 @@ def test_render_with_unsafe_fixes_marks_every_fix_star() -> None:
         "a.py:1:1: LR970 [*] message\na.py:2:1: LR970 [*] message\na.py:3:1: LR970 message\n"
     )
     assert render(located, "text", names).splitlines()[1] == "a.py:2:1: LR970 [~] message"
+    # As ruff's --statistics: 2 of the 3 findings are fixable, so `[-]`, not `[*]`.
     assert render(located, "text", names, True, unsafe_fixes=True).split() == [
         "3",
         "LR970",
-        "[*]",
+        "[-]",
         "risky-name",
     ]
+    assert render(located[:2], "text", names, True, unsafe_fixes=True).split()[2] == "[*]"
+    assert render(located, "text", names, True).split()[2] == "[-]"  # 1 safe of 3
+    assert render(located[1:], "text", names, True).split()[2] == "[~]"  # unsafe only
+
+
+def test_summary_counts_findings_by_severity() -> None:
+    error = _finding(1, None).finding
+    warning = Finding("LR004", "typo", 2, 1, 2, 2, Fix((Edit(0, 1, "x"),), True))
+    note = Finding("LR980", "note", 3, 1, 3, 2)
+    levels = {"LR970": "error", "LR004": "warning", "LR980": "note"}
+
+    assert summary([error, warning, warning], severities=levels) == (
+        "Found 1 error and 2 warnings.\n[*] 2 fixable with `lint-rules fix`.\n"
+    )
+    assert summary([warning], severities=levels).startswith("Found 1 warning.\n")
+    assert summary([error, error, warning, note], severities=levels).startswith(
+        "Found 2 errors, 1 warning and 1 note.\n"
+    )
+    assert summary([warning], 2, fix_mode=True, severities=levels) == (
+        "Fixed 2 findings, 1 warning remaining.\n"
+    )
+    assert summary([warning]).startswith("Found 1 error.")  # a code without a level: error
 
 
 def test_summary_wording_and_plurals() -> None:
@@ -201,13 +226,13 @@ def test_summary_wording_and_plurals() -> None:
         "(2 unsafe fixes available with `lint-rules fix --unsafe-fixes`).\n"
     )
     assert summary([unsafe, bare], 3, fix_mode=True) == (
-        "Fixed 3 errors, 2 remaining.\n"
+        "Fixed 3 findings, 2 errors remaining.\n"
         "1 unsafe fix available with `lint-rules fix --unsafe-fixes`.\n"
     )
     assert summary([unsafe], 0, fix_mode=True, unsafe_fixes=True) == (
-        "Fixed 0 errors, 1 remaining.\n"
+        "Fixed 0 findings, 1 error remaining.\n"
     )
-    assert summary([], 1, fix_mode=True, diff=True) == "Would fix 1 error, 0 remaining.\n"
+    assert summary([], 1, fix_mode=True, diff=True) == "Would fix 1 finding, 0 remaining.\n"
 
 
 def test_a_warm_run_marks_fixes_as_the_cold_one(project: Path, lint: Lint) -> None:
