@@ -15,9 +15,10 @@ DO UPDATE`` on PostgreSQL and SQLite), one statement.
 
 ``add_items`` runs the lock and one multi-row ``INSERT`` in a transaction and commits only
 once both answered: a batch that fails or is cancelled stores nothing. Reads are one
-``SELECT``. Schema versions are tracked in ``agent_sessions_sa_migrations``; a table from
-a newer, unknown version is refused, never rewritten, and a table of that name that this
-backend did not create is refused too.
+``SELECT``; on MariaDB ``pop_item`` is one ``DELETE ... RETURNING`` (MySQL has none).
+Schema versions are tracked in ``agent_sessions_sa_migrations``; a table from a newer,
+unknown version is refused, never rewritten, and a table of that name that this backend
+did not create is refused too.
 
 Driver for MariaDB/MySQL: ``asyncmy`` (``mysql+asyncmy://``; ``mysql://`` and
 ``mariadb://`` mean it too): it is the maintained asyncio driver with a compiled protocol
@@ -242,6 +243,11 @@ class SQLAlchemyStore(BaseStore):
         self._newest = self._get_latest.with_for_update()
         self._insert = sa.insert(items)
         self._delete_one = sa.delete(items).where(items.c.id == sa.bindparam("item_id"))
+        # MariaDB only (MySQL has no DELETE ... RETURNING); the table name was checked.
+        self._pop_returning = sa.text(
+            f"DELETE FROM {self.table} WHERE session_id = :sid ORDER BY id DESC LIMIT 1"
+            " RETURNING id, payload"
+        ).bindparams(sa.bindparam("sid", type_=_session_key()))
         self._clear_items = sa.delete(items).where(items.c.session_id == sid)
         self._clear_lock = sa.delete(locks).where(locks.c.session_id == sid)
         self._lock: sa.Executable
@@ -293,12 +299,21 @@ class SQLAlchemyStore(BaseStore):
         key = session_id.encode("utf-8")
 
         async def pop(conn: AsyncConnection) -> Item | None:
-            await conn.execute(self._lock, {"sid": key})
+            # MariaDB deletes and returns the newest row in one statement, its row lock
+            # making a concurrent pop wait and then take the next one; elsewhere the
+            # session's lock row serializes pops.
+            returning = bool(getattr(conn.dialect, "is_mariadb", False))
+            if not returning:
+                await conn.execute(self._lock, {"sid": key})
             while True:
-                row = (await conn.execute(self._newest, {"sid": key, "n": 1})).first()
+                if returning:
+                    row = (await conn.execute(self._pop_returning, {"sid": key})).first()
+                else:
+                    row = (await conn.execute(self._newest, {"sid": key, "n": 1})).first()
                 if row is None:
                     return None
-                await conn.execute(self._delete_one, {"item_id": row[0]})
+                if not returning:
+                    await conn.execute(self._delete_one, {"item_id": row[0]})
                 item = decode_item(row[1], where=self._where(row[0]))
                 if item is not None:
                     return item
@@ -358,7 +373,10 @@ class SQLAlchemyStore(BaseStore):
         if self._injected_free and self._injected is not None:
             self._injected_free = False
             return self._injected
-        kwargs: dict[str, Any] = {}
+        # Every connection of ours comes back with its transaction ended (committed, or
+        # rolled back by SQLAlchemy's Connection on close): the pool's own rollback on
+        # return would only cost a round trip per call.
+        kwargs: dict[str, Any] = {"pool_reset_on_return": None}
         if self._dialect != "sqlite":
             kwargs.update(
                 pool_size=self._max_connections, max_overflow=0, pool_timeout=self.timeout
