@@ -206,12 +206,22 @@ def ours_durable_file(path: str, session_id: str) -> SQLiteSession:
     return SQLiteSession(session_id, path, durable=True)
 
 
+def ours_sdk_layout_file(path: str, session_id: str) -> SQLiteSession:
+    """Ours on the SDK's tables, read and written in place (``layout="sdk"``)."""
+    return SQLiteSession(session_id, path, layout="sdk")
+
+
 def sqlite_targets(directory: Path) -> list[Target]:
     return [
         Target("sdk", "memory", sdk_memory),
         Target("ours", "memory", ours_memory),
         Target("sdk", "file", functools.partial(sdk_file, str(directory / "sdk.db"))),
         Target("ours", "file", functools.partial(ours_file, str(directory / "ours.db"))),
+        Target(
+            "ours, SDK layout",
+            "file",
+            functools.partial(ours_sdk_layout_file, str(directory / "ours-sdk-layout.db")),
+        ),
         # The SDK's default (WAL, synchronous=FULL: an fsync per commit) against ours made
         # as durable, so that the write rows compare like with like too.
         Target("sdk", "file FULL", functools.partial(sdk_file, str(directory / "sdk-full.db"))),
