@@ -71,9 +71,9 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final, cast
 
-from .base import MAX_INT64
+from .base import MAX_INT64, given_sdk_settings, sdk_settings_view
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .items import is_function_call, is_function_call_output, message_role, message_text
 from .models import Model, ModelRequest
@@ -186,17 +186,27 @@ class _Wrapper(SessionABC):
         self.session_id = validate_session_id(session.session_id)
         self.session = session
         self._settings = coerce_session_settings(session_settings)
+        self._sdk_view: Any = given_sdk_settings(session_settings)
         self._closed = False
 
     @property
     def session_settings(self) -> SessionSettings | None:
         """The settings given to this wrapper, else the wrapped session's (read at each
-        call). Assign to change them; ``None`` goes back to the wrapped session's."""
-        return self._settings if self._settings is not None else self.session.session_settings
+        call). Assign to change them; ``None`` goes back to the wrapped session's. Handed
+        out as the Agents SDK's ``SessionSettings`` while the SDK is loaded (its Runner
+        and wrappers accept only those), as every session of this library does."""
+        if self._settings is None:
+            return self.session.session_settings
+        if self._sdk_view is None:
+            self._sdk_view = sdk_settings_view(self._settings)
+            if self._sdk_view is None:
+                return self._settings
+        return cast(SessionSettings, self._sdk_view)
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
         self._settings = coerce_session_settings(settings)
+        self._sdk_view = given_sdk_settings(settings)
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         """The wrapped session's latest ``limit`` items (default ``session_settings.limit``,
@@ -278,6 +288,10 @@ class TrimmingSession(_Wrapper):
         wanted = self._effective_limit(limit)
         if wanted == 0:
             return []
+        if wanted is not None:
+            latest = await self._latest(wanted)
+            if latest is not None:
+                return latest
         stored, start, window = await self._bounded(wanted or 0)
         items = stored[start:]
         if wanted is None or not items:
@@ -290,6 +304,39 @@ class TrimmingSession(_Wrapper):
         else:
             latest = stored[-wanted:]  # a full window holds no skipped row
         return latest[-len(items) :] if len(items) < len(latest) else latest
+
+    async def _latest(self, wanted: int) -> list[Item] | None:
+        """``get_items(limit=wanted)`` from a window little larger than ``wanted``, or
+        ``None`` when the wrapped session returns less than asked (then the general path
+        decides). Fitting is monotonic (a later start keeps fewer items and tokens), so
+        the latest start at or before the window's last ``wanted`` items decides whether
+        the view holds them all; only when it does not fit are later starts tried."""
+        window = wanted + 1
+        cap = None if self.max_items is None else self.max_items + 1
+        while True:
+            stored = await self.session.get_items(window)
+            if len(stored) < window:
+                return None
+            starts = _starts(stored, history_start=False)
+            edge = len(stored) - wanted
+            if any(start <= edge for start in starts) or (cap is not None and window >= cap):
+                break
+            if window >= MAX_INT64:
+                return None
+            window = min(window * 2, MAX_INT64)
+        if not starts:
+            return stored[-wanted:]  # inside one turn longer than the window: kept whole
+        costs = self._suffix_tokens(stored) if self.max_tokens is not None else None
+        first = next(
+            (start for start in starts if self._fits(len(stored) - start, costs, start)),
+            starts[-1],  # none fits: the latest turn, whole
+        )
+        return stored[first:][-wanted:]
+
+    def _fits(self, count: int, costs: list[int] | None, start: int) -> bool:
+        if self.max_items is not None and count > self.max_items:
+            return False
+        return costs is None or self.max_tokens is None or costs[start] <= self.max_tokens
 
     async def _bounded(self, at_least: int) -> tuple[list[Item], int, int]:
         """The stored window read, where the view starts in it, and the window's size."""

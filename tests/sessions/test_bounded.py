@@ -476,3 +476,54 @@ async def test_close_closes_the_wrapped_sessions(store: SQLiteStore) -> None:
     assert session.archive is not None
     with pytest.raises(RuntimeError, match="closed"):
         await session.archive.get_items()
+
+
+async def test_explicit_settings_read_as_the_sdks_when_it_is_loaded(store: SQLiteStore) -> None:
+    import agents
+
+    inner = store.session(sid())
+    await inner.add_items([*chat_turn(0), *chat_turn(1)])
+    for session in (
+        TrimmingSession(inner, max_items=10, session_settings=SessionSettings(limit=1)),
+        CompactingSession(
+            inner, model=OfflineModel(), threshold=10, session_settings=SessionSettings(limit=1)
+        ),
+    ):
+        assert isinstance(session.session_settings, agents.SessionSettings)
+        assert await session.get_items() == chat_turn(1)[1:]
+        session.session_settings = None  # back to the wrapped session's
+        assert await session.get_items() == [*chat_turn(0), *chat_turn(1)]
+
+
+async def test_a_limit_gives_the_latest_items_of_the_view_on_any_history(
+    store: SQLiteStore,
+) -> None:
+    """``get_items(limit=N)`` reads a small window; it must equal the view's last N items
+    (computed by ``get_items()``) on histories of every shape."""
+    import random
+
+    rng = random.Random(24)
+    for case in range(40):
+        inner = store.session(sid())
+        history: list[Item] = [{"role": "system", "content": "be brief"}] if case % 3 else []
+        for n in range(rng.randint(1, 12)):
+            shape = rng.random()
+            if shape < 0.4:
+                history += chat_turn(n)
+            elif shape < 0.8:
+                history += tool_turn(n)
+            else:  # a long turn of several tool calls
+                history.append(user_message(f"plan {n}"))
+                for k in range(rng.randint(2, 8)):
+                    call_id = f"c{n}-{k}"
+                    history += [function_call("step", "{}", call_id)]
+                    history += [function_call_output(call_id, "ok" * rng.randint(1, 30))]
+        await inner.add_items(history)
+        for _ in range(6):
+            max_items = rng.choice([None, 1, 3, 5, 8, 13, 40])
+            max_tokens = rng.choice([20, 60, 200]) if max_items is None or case % 2 else None
+            session = TrimmingSession(inner, max_items=max_items, max_tokens=max_tokens)
+            view = await session.get_items()
+            assert view == history[len(history) - len(view) :]
+            for limit in (1, 2, 3, 5, 10, 50):
+                assert await session.get_items(limit=limit) == view[-limit:], (case, limit)
