@@ -590,10 +590,13 @@ class _OwnPool:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max_size)
         slots = self._slots
-        try:
-            await asyncio.wait_for(slots.acquire(), timeout)
-        except asyncio.TimeoutError:
-            raise PoolTimeout(f"no connection came free within {timeout}s") from None
+        if slots.locked():
+            try:
+                await asyncio.wait_for(slots.acquire(), timeout)
+            except asyncio.TimeoutError:
+                raise PoolTimeout(f"no connection came free within {timeout}s") from None
+        else:
+            await slots.acquire()  # free: returns at once, no task for wait_for
         try:
             conn = None
             while self._idle and conn is None:
