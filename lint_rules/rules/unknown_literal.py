@@ -99,7 +99,8 @@ class UnknownLiteralRule(Rule):
     allow the union of their values. The value names a `Literal[...]` alias
     (plain, `TypeAlias`, PEP 695 `type`, unions and aliases of aliases) or an
     annotated class attribute (dataclass, pydantic model, TypedDict) in a module
-    found in the project root (then its `src/`, then the import path). The class's
+    found in the project root (then its `src/`, the `src/*/` directories and nested
+    projects under it, then the import path). The class's
     discriminators, the union aliases holding it and its producers are read
     from the module that declares the class (the value's module).
 
