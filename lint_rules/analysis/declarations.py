@@ -720,8 +720,22 @@ def _single_literals(
                 into.pop(statement.target.id, None)
 
 
+def _unannotated(source: ModuleSource, expression: ast.expr) -> ast.expr:
+    """``expression`` without the ``Annotated[...]`` layers around it (generated SDKs
+    write ``Annotated[Union[A, B], PropertyInfo(discriminator="type")]``)."""
+    while (
+        isinstance(expression, ast.Subscript)
+        and typing_name(source, expression.value) == "Annotated"
+        and _subscript_arguments(expression)
+    ):
+        expression = _subscript_arguments(expression)[0]
+    return expression
+
+
 def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | None:
-    """The last names of a union's members (None if ``expression`` is not a union)."""
+    """The last names of a union's members (None if ``expression`` is not a union),
+    through ``Annotated[...]`` around the union and its members."""
+    expression = _unannotated(source, expression)
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
         members = [expression.left, expression.right]
     elif isinstance(expression, ast.Subscript) and typing_name(source, expression.value) in (
@@ -733,6 +747,7 @@ def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | Non
         return None
     names: set[str] = set()
     for member in members:
+        member = _unannotated(source, member)
         inner = _union_members(source, member)
         if inner is not None:
             names |= inner
