@@ -101,8 +101,9 @@ class UnknownLiteralRule(Rule):
     annotated class attribute (dataclass, pydantic model, TypedDict) in a module
     found in the project root (then its `src/`, the `src/*/` directories and nested
     projects under it, then the import path). The class's
-    discriminators, the union aliases holding it and its producers are read
-    from the module that declares the class (the value's module).
+    discriminators, the union aliases holding it (also written
+    `Annotated[Union[...], ...]`, members in `Annotated` too) and its producers are
+    read from the module that declares the class (the value's module).
 
     The value may also be an inline table, to name what that module does not
     declare:
