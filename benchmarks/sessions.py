@@ -13,8 +13,9 @@ adds a ``Target`` with ``storage="server"``; every workload runs on it, and the 
 compares it with ours on the same storage when there is one.
 
 Wrappers (``WRAPPER_BUILDERS``: ``EncryptedSession``, ours over our SQLite beside the SDK's
-over its SQLite) run ``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one
-interleaved run, and report the overhead of the wrapper (``--wrappers-only``: just those).
+over its SQLite; ``TrimmingSession`` and ``CompactingSession``, ours only) run
+``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one interleaved run, and
+report the overhead of the wrapper (``--wrappers-only``: just those).
 """
 
 from __future__ import annotations
@@ -205,12 +206,22 @@ def ours_durable_file(path: str, session_id: str) -> SQLiteSession:
     return SQLiteSession(session_id, path, durable=True)
 
 
+def ours_sdk_layout_file(path: str, session_id: str) -> SQLiteSession:
+    """Ours on the SDK's tables, read and written in place (``layout="sdk"``)."""
+    return SQLiteSession(session_id, path, layout="sdk")
+
+
 def sqlite_targets(directory: Path) -> list[Target]:
     return [
         Target("sdk", "memory", sdk_memory),
         Target("ours", "memory", ours_memory),
         Target("sdk", "file", functools.partial(sdk_file, str(directory / "sdk.db"))),
         Target("ours", "file", functools.partial(ours_file, str(directory / "ours.db"))),
+        Target(
+            "ours, SDK layout",
+            "file",
+            functools.partial(ours_sdk_layout_file, str(directory / "ours-sdk-layout.db")),
+        ),
         # The SDK's default (WAL, synchronous=FULL: an fsync per commit) against ours made
         # as durable, so that the write rows compare like with like too.
         Target("sdk", "file FULL", functools.partial(sdk_file, str(directory / "sdk-full.db"))),
@@ -271,7 +282,41 @@ def encrypted_pairs(directory: Path) -> list[WrapperPair]:
     return pairs
 
 
-WRAPPER_BUILDERS: list[Callable[[Path], list[WrapperPair]]] = [encrypted_pairs]
+BENCH_MAX_ITEMS = 50  # a trimming bound above the reads' limit=10: the view is computed
+BENCH_THRESHOLD = 1_000_000  # compaction never triggers: its wrapper's cost on each call
+
+
+def ours_trimming(plain: SessionFactory, session_id: str) -> Any:
+    from agent_sessions.bounded import TrimmingSession
+
+    return TrimmingSession(plain(session_id), max_items=BENCH_MAX_ITEMS)
+
+
+def ours_compacting(plain: SessionFactory, session_id: str) -> Any:
+    from agent_sessions.bounded import CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    return CompactingSession(plain(session_id), model=OfflineModel(), threshold=BENCH_THRESHOLD)
+
+
+def bounded_pairs(directory: Path) -> list[WrapperPair]:
+    """Ours only: the SDK has no trimming wrapper, and its compaction needs OpenAI's API."""
+    pairs = []
+    for plain in sqlite_targets(directory):
+        if plain.implementation != "ours" or plain.storage == "file FULL":
+            continue
+        for name, wrap in (
+            ("TrimmingSession", ours_trimming),
+            ("CompactingSession", ours_compacting),
+        ):
+            wrapped = Target(
+                f"ours {name}", plain.storage, functools.partial(wrap, plain.open_session)
+            )
+            pairs.append(WrapperPair(name, plain, wrapped))
+    return pairs
+
+
+WRAPPER_BUILDERS: list[Callable[[Path], list[WrapperPair]]] = [encrypted_pairs, bounded_pairs]
 
 WRAPPER_WORKLOADS: dict[str, Workload] = {
     "add_items, 1 item": single_item_adds,
@@ -301,6 +346,78 @@ async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
     for session in _histories.values():
         await _close(session)
     _histories.clear()
+    print()
+    await run_compaction(repeats, directory)
+
+
+COMPACTION_HISTORY = 250  # items (125 turns of a question and an answer) when compacting
+COMPACTION_THRESHOLD = 200
+COMPACTION_RUNS = 20
+
+
+async def run_compaction(repeats: int, directory: Path) -> None:
+    """Compaction's cost per turn, ours over our SQLite, with a model that costs nothing
+    (``OfflineModel``): a real model's call (seconds) comes on top, outside the store."""
+    from agent_sessions.bounded import CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    def turns(count: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for n in range(count // 2):
+            items += [{"role": "user", "content": f"question {n}"}]
+            items += [{"role": "assistant", "content": f"answer {n}"}]
+        return items
+
+    rows: list[tuple[str, str, float]] = []
+    for plain in sqlite_targets(directory):
+        if plain.implementation != "ours" or plain.storage == "file FULL":
+            continue
+        checks: list[float] = []
+        compactions: list[float] = []
+        for _ in range(repeats):
+            below = CompactingSession(
+                plain.open_session(_fresh_id("below")),
+                model=OfflineModel(),
+                threshold=COMPACTION_THRESHOLD,
+            )
+            await below.add_items(turns(COMPACTION_THRESHOLD - 50))
+            started = time.perf_counter()
+            for _ in range(COMPACTION_RUNS):
+                await below.after_run()
+            checks.append((time.perf_counter() - started) / COMPACTION_RUNS)
+            await below.close()
+            spent = 0.0
+            for _ in range(COMPACTION_RUNS):
+                over = CompactingSession(
+                    plain.open_session(_fresh_id("over")),
+                    model=OfflineModel(["a summary of the conversation"]),
+                    threshold=COMPACTION_THRESHOLD,
+                )
+                await over.add_items(turns(COMPACTION_HISTORY))
+                started = time.perf_counter()
+                await over.after_run()
+                spent += time.perf_counter() - started
+                assert len(await over.get_items()) == 5  # summary + the last 2 turns
+                await over.close()
+            compactions.append(spent / COMPACTION_RUNS)
+        rows.append(
+            (
+                f"after_run, {COMPACTION_THRESHOLD - 50} items, threshold "
+                f"{COMPACTION_THRESHOLD}: no compaction",
+                plain.storage,
+                statistics.median(checks),
+            )
+        )
+        rows.append(
+            (
+                f"after_run, {COMPACTION_HISTORY} items: compacted to 5",
+                plain.storage,
+                statistics.median(compactions),
+            )
+        )
+    lines = ["| CompactingSession | storage | per call |", "|---|---|---|"]
+    lines += [f"| {name} | {storage} | {_format_seconds(t)} |" for name, storage, t in rows]
+    print("\n".join(lines))
 
 
 def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float]]) -> str:
@@ -327,6 +444,10 @@ def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float]]) -> str:
 SERVER_PEER_INSTALL = 'pip install "sqlalchemy[asyncio]" asyncpg'
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+DEFAULT_MYSQL_URL = "mysql+asyncmy://root@127.0.0.1:3306/test"
+SQLALCHEMY_IMPLEMENTATION = "ours-sqlalchemy"
+"""Our SQLAlchemy backend, beside the SDK's ``SQLAlchemySession`` on the same engine driver
+(asyncpg on PostgreSQL, asyncmy on MariaDB)."""
 
 
 @dataclass(frozen=True)
@@ -425,28 +546,39 @@ SERVER_WORKLOADS: dict[str, ServerWorkload] = {
 }
 
 
-def server_targets(redis_url: str, database_url: str) -> list[ServerTarget]:
+def server_targets(redis_url: str, database_url: str, mysql_url: str) -> list[ServerTarget]:
     run_id = f"{os.getpid()}_{int(time.time())}"
+    postgres_asyncpg = "postgresql+asyncpg://" + database_url.split("://", 1)[1]
+    ours_sqlalchemy = functools.partial(_ours_sqlalchemy, run_id)
     return [
         ServerTarget("sdk", "redis", redis_url, functools.partial(_sdk_redis, run_id)),
         ServerTarget("ours", "redis", redis_url, functools.partial(_ours_redis, run_id)),
-        ServerTarget("sdk", "postgres", database_url, functools.partial(_sdk_postgres, run_id)),
+        ServerTarget("sdk", "postgres", postgres_asyncpg, functools.partial(_sdk_sql, run_id)),
         ServerTarget("ours", "postgres", database_url, functools.partial(_ours_postgres, run_id)),
+        ServerTarget(SQLALCHEMY_IMPLEMENTATION, "postgres", postgres_asyncpg, ours_sqlalchemy),
+        ServerTarget("sdk", "mariadb", mysql_url, functools.partial(_sdk_sql, run_id)),
+        ServerTarget(SQLALCHEMY_IMPLEMENTATION, "mariadb", mysql_url, ours_sqlalchemy),
     ]
 
 
-async def run_servers(sizes: ServerSizes, repeats: int) -> None:
+SERVERS = ("redis", "postgres", "mariadb")
+
+
+async def run_servers(sizes: ServerSizes, repeats: int, servers: tuple[str, ...] = SERVERS) -> None:
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
     database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    mysql_url = os.environ.get("MYSQL_URL", DEFAULT_MYSQL_URL)
     targets = []
-    for target in server_targets(redis_url, database_url):
+    for target in server_targets(redis_url, database_url, mysql_url):
+        if target.server not in servers:
+            continue
         problem = await _server_target_problem(target)
         if problem is None:
             targets.append(target)
         else:
             print(f"skipping {target.implementation} on {target.server}: {problem}")
     rows: list[tuple[str, str, dict[str, float]]] = []
-    for server in ("redis", "postgres"):
+    for server in servers:
         applicable = [target for target in targets if target.server == server]
         if not applicable:
             continue
@@ -472,16 +604,22 @@ async def run_servers(sizes: ServerSizes, repeats: int) -> None:
 
 
 def _server_table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
+    ours = ("ours", SQLALCHEMY_IMPLEMENTATION)
     lines = [
-        "| workload | server | sdk | ours | ours, calls/s | ours / sdk throughput |",
-        "|---|---|---|---|---|---|",
+        "| workload | server | sdk | ours | ours (SQLAlchemy) | ours, calls/s "
+        "| ours / sdk throughput | ours (SQLAlchemy) / sdk throughput |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for workload, server, medians in rows:
-        sdk, ours = medians.get("sdk"), medians.get("ours")
-        cells = [_format_seconds(seconds) if seconds else "-" for seconds in (sdk, ours)]
-        calls = f"{1 / ours:,.0f}" if ours else "-"
-        ratio = f"{sdk / ours:.1f}x" if sdk and ours else "-"
-        lines.append(f"| {workload} | {server} | {' | '.join(cells)} | {calls} | {ratio} |")
+        sdk = medians.get("sdk")
+        times = [medians.get(name) for name in ours]
+        cells = [_format_seconds(seconds) if seconds else "-" for seconds in (sdk, *times)]
+        fastest = min((seconds for seconds in times if seconds), default=None)
+        calls = f"{1 / fastest:,.0f}" if fastest else "-"
+        ratios = [f"{sdk / seconds:.1f}x" if sdk and seconds else "-" for seconds in times]
+        lines.append(
+            f"| {workload} | {server} | {' | '.join(cells)} | {calls} | {' | '.join(ratios)} |"
+        )
     return "\n".join(lines)
 
 
@@ -616,26 +754,48 @@ async def _ours_postgres(run_id: str, url: str) -> AsyncIterator[SessionFactory]
 
 
 @contextlib.asynccontextmanager
-async def _sdk_postgres(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
-    # Imported by name: SQLAlchemy and asyncpg are the peer's, not in our extras.
+async def _ours_sqlalchemy(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
+    from agent_sessions.sqlalchemy import SQLAlchemyStore
+
+    table = f"bench_sa_{run_id}"
+    async with SQLAlchemyStore(url, table=table) as store:
+        yield store.session
+    await _drop_sql_tables(url, [table, f"{table}_locks"], migrated=table)
+
+
+@contextlib.asynccontextmanager
+async def _sdk_sql(run_id: str, url: str) -> AsyncIterator[SessionFactory]:
+    """The SDK's ``SQLAlchemySession`` on ``url`` (``postgresql+asyncpg://`` or
+    ``mysql+asyncmy://``), one engine for all its sessions, as its docs show."""
+    # Imported by name: asyncpg is the peer's, not in our extras.
     sqlalchemy_asyncio = importlib.import_module("sqlalchemy.ext.asyncio")
-    importlib.import_module("asyncpg")
+    importlib.import_module("asyncpg" if url.startswith("postgresql") else "asyncmy")
     peer = importlib.import_module("agents.extensions.memory.sqlalchemy_session")
-    engine = sqlalchemy_asyncio.create_async_engine(
-        "postgresql+asyncpg://" + url.split("://", 1)[1]
-    )
+    engine = sqlalchemy_asyncio.create_async_engine(url)
     tables = (f"bench_sdk_sessions_{run_id}", f"bench_sdk_messages_{run_id}")
+    create_tables = not url.startswith("mysql")
+    if not create_tables:
+        # Its tables cannot be created on MySQL/MariaDB ("VARCHAR requires a length"): make
+        # them as a MySQL user must, from its own metadata with a VARCHAR(255) session id.
+        sqlalchemy = importlib.import_module("sqlalchemy")
+        shape = peer.SQLAlchemySession(
+            "shape", engine=engine, sessions_table=tables[0], messages_table=tables[1]
+        )
+        for table in (shape._sessions, shape._messages):
+            table.c.session_id.type = sqlalchemy.String(255)
+        async with engine.begin() as conn:
+            await conn.run_sync(shape._metadata.create_all)
     try:
         yield lambda session_id: peer.SQLAlchemySession(
             session_id,
             engine=engine,
-            create_tables=True,
+            create_tables=create_tables,
             sessions_table=tables[0],
             messages_table=tables[1],
         )
     finally:
         await engine.dispose()
-    await _drop_tables(url, [tables[1], tables[0]])
+    await _drop_sql_tables(url, [tables[1], tables[0]])
 
 
 async def _delete_redis_keys(url: str, prefix: str) -> None:
@@ -662,6 +822,26 @@ async def _drop_tables(url: str, tables: list[str], migrated: str | None = None)
                 ),
                 (migrated,),
             )
+
+
+async def _drop_sql_tables(url: str, tables: list[str], migrated: str | None = None) -> None:
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from agent_sessions.sqlalchemy import MIGRATIONS_TABLE
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            for table in tables:
+                await conn.execute(sa.text(f"DROP TABLE IF EXISTS {table}"))
+            if migrated is not None:
+                await conn.execute(
+                    sa.text(f"DELETE FROM {MIGRATIONS_TABLE} WHERE table_name = :table"),
+                    {"table": migrated},
+                )
+    finally:
+        await engine.dispose()
 
 
 def _server_item(index: int) -> dict[str, Any]:
@@ -853,10 +1033,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1/10 of the sizes: a smoke run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per median (default 3)")
     parser.add_argument(
-        "--servers-only", action="store_true", help="only the Redis and PostgreSQL rows"
+        "--servers-only", action="store_true", help="only the Redis, PostgreSQL and MariaDB rows"
+    )
+    parser.add_argument(
+        "--server",
+        action="append",
+        choices=SERVERS,
+        help="with --servers-only: only this server's rows (repeatable)",
     )
     parser.add_argument(
         "--wrappers-only", action="store_true", help="only the wrappers' overhead on SQLite"
+    )
+    parser.add_argument(
+        "--compaction-only", action="store_true", help="only compaction's cost per turn"
     )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
@@ -865,6 +1054,10 @@ def main() -> None:
     if arguments.quick:
         print("Quick run: every size divided by 10 (the row labels name the full sizes).")
     print()
+    if arguments.compaction_only:
+        with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            asyncio.run(run_compaction(arguments.repeats, Path(directory)))
+        return
     if arguments.wrappers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
@@ -876,7 +1069,7 @@ def main() -> None:
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
         print()
     server_sizes = ServerSizes().scaled(10) if arguments.quick else ServerSizes()
-    asyncio.run(run_servers(server_sizes, arguments.repeats))
+    asyncio.run(run_servers(server_sizes, arguments.repeats, tuple(arguments.server or SERVERS)))
 
 
 if __name__ == "__main__":

@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         jobs = os.cpu_count() or 1
         command.add_argument(
             "--jobs",
-            type=int,
+            type=_jobs,
             default=jobs,
             metavar="N",
             help=f"worker processes (default: {jobs}, the number of CPUs)",
@@ -147,6 +147,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _jobs(value: str) -> int:
+    """``--jobs``: a whole number of worker processes, at least 1 (a usage error names it)."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return jobs
+
+
 def _seconds(value: str) -> int:
     seconds = int(value)
     if seconds < 1:
@@ -191,8 +202,6 @@ def _explain(code: str, rules: Sequence[type[Rule]]) -> int:
 
 
 def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
-    if arguments.jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, not {arguments.jobs}")
     timing.reset()
     select = (
         None if arguments.select is None else check_selectors(arguments.select, "--select", rules)

@@ -178,7 +178,8 @@ def main(
     unprobed: list[Implementation] = []
     counted = Counted()
     try:
-        located = check_protocols(config, unprobed, daemon, counted)
+        with _progress("looking for the implementations of the configured protocols"):
+            located = check_protocols(config, unprobed, daemon, counted)
     except ProtocolsError as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return 2
@@ -536,26 +537,63 @@ def _run_in_process(root: Path, arguments: list[str]) -> MypyOutput:
     return MypyOutput(stdout, stderr, status)
 
 
+_reporting = threading.local()
+"""Per thread: the ``_Reporter`` of the outermost ``_progress`` running, if any."""
+
+
+class _Reporter:
+    """Says on stderr what is going on (the innermost ``_progress``) once it has taken
+    ``PROGRESS_AFTER`` seconds, then every ``PROGRESS_EVERY`` seconds and at each change."""
+
+    def __init__(self, what: str) -> None:
+        self.doing = [what]
+        self.start = time.monotonic()
+        self.wake = threading.Event()
+        self.finished = False
+        self.thread = threading.Thread(target=self.run, name="lint-rules-progress", daemon=True)
+
+    def run(self) -> None:
+        shown, due = None, self.start + PROGRESS_AFTER
+        while True:
+            self.wake.wait(max(0.0, due - time.monotonic()))
+            self.wake.clear()
+            if self.finished:
+                return
+            now = time.monotonic()
+            if now < self.start + PROGRESS_AFTER:
+                continue  # a change before anything was said: nothing to say yet
+            what = self.doing[-1]
+            if what != shown or now >= due:
+                elapsed = now - self.start
+                print(
+                    f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True
+                )
+                shown, due = what, now + PROGRESS_EVERY
+
+
 @contextmanager
 def _progress(what: str) -> Iterator[None]:
-    """Say on stderr that ``what`` is still going on, when it takes a while."""
-    done = threading.Event()
-    start = time.monotonic()
-
-    def report() -> None:
-        wait = PROGRESS_AFTER
-        while not done.wait(wait):
-            elapsed = time.monotonic() - start
-            print(f"lint-rules: protocols: {what} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
-            wait = PROGRESS_EVERY
-
-    reporter = threading.Thread(target=report, name="lint-rules-progress", daemon=True)
-    reporter.start()
+    """Say on stderr that ``what`` is still going on, when the run takes a while; inside
+    another ``_progress`` of the same thread, that one's report says ``what`` meanwhile."""
+    outer: _Reporter | None = getattr(_reporting, "reporter", None)
+    if outer is not None:
+        outer.doing.append(what)
+        outer.wake.set()
+        try:
+            yield
+        finally:
+            outer.doing.pop()
+        return
+    reporter = _Reporter(what)
+    _reporting.reporter = reporter
+    reporter.thread.start()
     try:
         yield
     finally:
-        done.set()
-        reporter.join()
+        _reporting.reporter = None
+        reporter.finished = True
+        reporter.wake.set()
+        reporter.thread.join()
 
 
 def _findings(

@@ -67,6 +67,9 @@ def render(
     if output_format == "json":
         import json  # only here and for sarif: text output does not need it
 
+        if statistics:
+            counted = _statistics_objects(ordered, rule_names, unsafe_fixes)
+            return json.dumps(counted, indent=2) + "\n"
         levels = severity_map(rules)
         objects = [_json_object(item, rule_names, levels) for item in ordered]
         return json.dumps(objects, indent=2) + "\n"
@@ -208,6 +211,27 @@ def _statistics(
             marker = UNSAFE_MARKER if hidden[code] else "   "
         lines.append(f"{count:>6}  {code}  {marker}  {rule_names.get(code, '')}\n")
     return "".join(lines)
+
+
+def _statistics_objects(
+    ordered: Sequence[Located], rule_names: Mapping[str, str], unsafe_fixes: bool = False
+) -> list[dict[str, object]]:
+    """``--statistics --format json``, as ruff's: per code, most frequent first, its count,
+    whether ``fix`` repairs every finding (``fixable``) and how many it repairs."""
+    counts = Counter(item.finding.code for item in ordered)
+    applicable = Counter(
+        item.finding.code for item in ordered if _applicable(item.finding, unsafe_fixes)
+    )
+    return [
+        {
+            "code": code,
+            "name": rule_names.get(code, ""),
+            "count": count,
+            "fixable": applicable[code] == count,
+            "fixable_count": applicable[code],
+        }
+        for code, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    ]
 
 
 def _json_object(

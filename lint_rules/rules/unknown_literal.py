@@ -11,6 +11,7 @@ from lint_rules.analysis.declarations import Declarations
 from lint_rules.analysis.literals import Field, knowledge_of, parse_literals, with_renamed_values
 from lint_rules.analysis.receivers import receiver_types
 from lint_rules.analysis.renames import parse_renames
+from lint_rules.analysis.string_values import matched_values
 from lint_rules.rule import FileContext, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
@@ -285,13 +286,13 @@ class UnknownLiteralRule(Rule):
         use = _field_use(node.subject, self.by_attribute)
         for case in node.cases:
             if use is not None:
-                self._compared(node.subject, _matched_values(case.pattern))
+                self._compared(node.subject, matched_values(case.pattern))
             for mapping in _mapping_patterns(case.pattern):
                 for key, pattern in zip(mapping.keys, mapping.patterns, strict=True):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str):
                         attribute = self.by_attribute.get(key.value)
                         if attribute is not None:
-                            self._candidate(node.subject, attribute, _matched_values(pattern))
+                            self._candidate(node.subject, attribute, matched_values(pattern))
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         callee = node.cls
@@ -302,7 +303,7 @@ class UnknownLiteralRule(Rule):
         for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
             field = owned.get(attribute)
             if field is not None:
-                for value in _matched_values(pattern):
+                for value in matched_values(pattern):
                     self._check_value(value, [field], certain=True)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -445,21 +446,6 @@ def _field_use(
     else:
         return None
     return (node.value, attribute) if attribute is not None else None
-
-
-def _matched_values(pattern: ast.pattern) -> list[ast.expr]:
-    """The values a pattern compares with, through ``|`` and ``as``."""
-    values = []
-    pending = [pattern]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, ast.MatchValue):
-            values.append(current.value)
-        elif isinstance(current, ast.MatchOr):
-            pending.extend(current.patterns)
-        elif isinstance(current, ast.MatchAs) and current.pattern is not None:
-            pending.append(current.pattern)
-    return values
 
 
 def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:

@@ -2,9 +2,10 @@
 
 The SDK's ``SQLiteSession`` keeps its items in two tables of its own (``agent_sessions``
 and ``agent_messages`` by default, one JSON text per row) and its ``RedisSession`` in keys
-of its own (``agents:session:<id>:messages``, a list of JSON texts). Our backends use
-other tables and keys, so a conversation the SDK wrote reads as empty through ours until
-it is migrated::
+of its own (``agents:session:<id>:messages``, a list of JSON texts). Our ``SQLiteSession``
+uses the SDK's tables in place (its ``layout``); our other backends, and our Redis keys,
+read a conversation the SDK wrote as empty until it is migrated (a SQLite target always
+gets this library's tables)::
 
     agent-sessions migrate-sdk conversations.db sqlite:///conversations.db
     agent-sessions migrate-sdk redis://localhost:6379/0 postgresql://app@db/app
@@ -422,7 +423,12 @@ async def _run_command(args: argparse.Namespace) -> int:
             session_ids=args.only,
             skip_invalid=args.skip_invalid,
         )
-    store = open_store(args.url)
+    target: str = args.url
+    if target.split("://", 1)[0].lower() == "sqlite" and "layout=" not in target:
+        # A SQLite target gets this library's tables: the SDK's are the source (in place,
+        # a file holding only the SDK's tables would otherwise be opened in the SDK's layout).
+        target += ("&" if "?" in target else "?") + "layout=native"
+    store = open_store(target)
     try:
         report = await migrate(sources, store, dry_run=args.dry_run)
     finally:

@@ -3,11 +3,16 @@
 Items live in one table (default ``agent_session_items``): a ``BIGSERIAL`` id that orders
 them, the session id, and the item as ``json``, with an index on ``(session_id, id)``.
 Reads, ``pop_item`` and ``clear_session`` are a single statement on an autocommit
-connection from a ``psycopg_pool`` pool (one per event loop): one round trip, atomic.
+connection of the store's own pool (one per event loop): one round trip, atomic.
 ``add_items`` sends ``BEGIN`` and its insert in one message and ``COMMIT`` only once the
 insert has answered (two round trips), so that a write cancelled or timed out before then
 is rolled back by the server, even by a frozen server that processes it after resuming.
 Every call is bounded by the store's timeouts.
+
+The store's own pools run nothing in the background: a call opens the connection it
+needs in its own task and puts it back when done, so a loop that ends (``asyncio.run``
+per call) has no pool task left to cancel (a ``psycopg_pool`` worker cancelled while it
+connects can keep ``asyncio.run`` from ever returning).
 
 Items are kept as ``json``, not ``jsonb``, on purpose: ``jsonb`` reorders object keys, turns
 ``1e16`` into the integer ``10000000000000000`` and refuses ``\\u0000`` in strings, so
@@ -28,7 +33,7 @@ import contextlib
 import re
 import weakref
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -203,11 +208,7 @@ class PostgresStore(BaseStore):
             and "statement_timeout" in str(parameters.get("options", ""))
         )
         self._injected_free = pool is not None
-        self._pools: PerLoop[AsyncConnectionPool[Any]] = PerLoop(self._drop_pool)
-        # The connections each pool of ours opened, for closing them without the pool.
-        self._opened: weakref.WeakKeyDictionary[
-            AsyncConnectionPool[Any], weakref.WeakSet[psycopg.AsyncConnection[Any]]
-        ] = weakref.WeakKeyDictionary()
+        self._pools: PerLoop[_Pool] = PerLoop(lambda pool: pool.drop())
         self._queries = _Queries(table)
         self._ready = False
 
@@ -276,9 +277,9 @@ class PostgresStore(BaseStore):
         loop calls this (an injected pool stays open)."""
         injected = self._injected
 
-        async def close_pool(pool: AsyncConnectionPool[Any]) -> None:
-            if pool is not injected:
-                await pool.close(timeout=self.connect_timeout)
+        async def close_pool(pool: _Pool) -> None:
+            if not isinstance(pool, _InjectedPool) or pool.pool is not injected:
+                await pool.close()
 
         await self._pools.close_all(close_pool, self.connect_timeout + 1)
 
@@ -286,58 +287,66 @@ class PostgresStore(BaseStore):
         return f"{self.url} table {self.table} id {item_id}"
 
     async def _fetch(self, query: bytes, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        async with self._connection(write=False) as conn:
-            cursor = await conn.execute(query, params)
+        async with self._connection(write=False) as call:
+            cursor = await call.db().execute(query, params)
             return await cursor.fetchall()
 
     async def _fetch_write(self, query: bytes, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        async with self._connection(write=True) as conn:
-            cursor = await conn.execute(query, params)
+        async with self._connection(write=True) as call:
+            cursor = await call.db().execute(query, params)
             return await cursor.fetchall()
 
     async def _execute(self, query: bytes, params: dict[str, Any]) -> None:
-        async with self._connection(write=True) as conn:
-            await conn.execute(query, params)
+        async with self._connection(write=True) as call:
+            await call.db().execute(query, params)
 
     async def _insert(self, query: bytes, params: dict[str, Any]) -> None:
         """Run an insert in a transaction whose ``COMMIT`` is sent only once the insert
         succeeded: a call cancelled or timed out before then leaves nothing behind, even
         when a frozen server executes the insert later (it rolls back when it finds the
         connection gone). ``BEGIN`` rides in the insert's own message (client-side
-        binding allows two statements in one), so a write costs two round trips."""
-        async with self._connection(write=True) as conn:
+        binding allows two statements in one), so a write costs two round trips.
+
+        Until ``COMMIT`` is sent nothing can be stored (an error, a cut connection or a
+        timeout then says ``may_have_written=False``: a connection left mid-transaction
+        is closed, never reused); from then on every failure says ``True``, whatever the
+        server answered."""
+        async with self._connection(write=True) as call:
+            conn = call.db()
+            call.sent = False
             try:
                 await AsyncClientCursor(conn).execute(b"BEGIN; " + query, params)
             except psycopg.DatabaseError:
                 # The server refused the insert: end its transaction before the error
-                # leaves (a broken connection is dropped by the pool instead).
+                # leaves (a broken connection is closed instead).
                 if conn.info.transaction_status == TransactionStatus.INERROR:
                     with contextlib.suppress(psycopg.Error):
                         await conn.execute(b"ROLLBACK")
                 raise
+            call.sent = call.committing = True
             await conn.execute(b"COMMIT")
 
     @asynccontextmanager
-    async def _connection(self, *, write: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _connection(self, *, write: bool) -> AsyncIterator[_Call]:
         """A pooled autocommit connection of this loop's pool, the whole call bounded by
-        the socket timeout; every failure becomes a ``SessionError``."""
+        the socket timeout; every failure becomes a ``SessionError``. A write counts as
+        sent (``may_have_written``) once it holds a connection, unless the caller says
+        otherwise on the yielded ``_Call``."""
         self.check_open()
         pool = self._pools.get(self._new_pool)
-        connected = sent = False
+        call = _Call()
         try:
             async with deadline(self.socket_timeout + self.timeout):
                 if not self._ready:
                     await self._prepare()
-                if pool.closed and pool is not self._injected:
-                    await pool.open(wait=False)
-                async with pool.connection(timeout=self.timeout) as conn:
+                async with pool.connection(self.timeout) as conn:
                     if not conn.autocommit:
                         raise SessionError(
                             "the injected pool's connections must be in autocommit mode: "
                             "AsyncConnectionPool(..., kwargs={'autocommit': True})"
                         )
-                    connected, sent = True, write
-                    yield conn
+                    call.conn, call.sent = conn, write
+                    yield call
         except PoolClosed as exc:
             raise SessionClosedError(f"the pool of {self.url} is closed") from exc
         except PoolTimeout as exc:
@@ -345,62 +354,39 @@ class PostgresStore(BaseStore):
         except TimeoutError as exc:
             raise BackendTimeoutError(
                 f"PostgreSQL at {self.url} did not answer within {self.socket_timeout}s",
-                may_have_written=sent,
+                may_have_written=call.sent,
             ) from exc
         except psycopg.Error as exc:
-            if isinstance(exc, psycopg.OperationalError) and connected:
+            if isinstance(exc, psycopg.OperationalError) and call.conn is not None:
                 # Drop the other idle connections that died with this one, so the next
                 # call after the server is back gets a live connection.
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(pool.check(), self.connect_timeout)
-            raise self._translate(exc, sent, connected=connected) from exc
+                    await asyncio.wait_for(pool.discard_idle(), self.connect_timeout)
+            raise self._translate(exc, call) from exc
         except OSError as exc:
             raise SessionBackendError(
                 f"PostgreSQL at {self.url} failed: {self._scrub(str(exc))}",
-                may_have_written=sent,
+                may_have_written=call.sent,
             ) from exc
 
-    def _drop_pool(self, pool: AsyncConnectionPool[Any]) -> None:
-        """Close the connections of a pool whose loop has closed, at once: the pool cannot
-        be awaited any more, and the server should not keep them until the garbage
-        collector runs (an injected pool is left alone). Nothing runs on a closed loop, so
-        none of them is in use."""
-        for conn in list(self._opened.pop(pool, ())):
-            if not conn.closed:
-                conn.pgconn.finish()
-
-    def _new_pool(self) -> AsyncConnectionPool[Any]:
+    def _new_pool(self) -> _Pool:
         """A pool for a loop new to this store (called under ``PerLoop``'s lock)."""
         if self._injected_free and self._injected is not None:
             self._injected_free = False
-            return self._injected
-        kwargs: dict[str, Any] = {"autocommit": True}
-        if self._injected is not None and isinstance(self._injected.kwargs, dict):
-            kwargs = {**self._injected.kwargs, "autocommit": True}
-        kwargs.setdefault("connect_timeout", max(2, round(self.connect_timeout)))
-        statement_ms = round(self.statement_timeout * 1000)
-        opened: weakref.WeakSet[psycopg.AsyncConnection[Any]] = weakref.WeakSet()
+            return _InjectedPool(self._injected)
+        return _OwnPool(self._connect_own, self._max_connections)
 
-        set_statement_timeout = self._set_statement_timeout
-
-        async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
-            opened.add(conn)
-            if set_statement_timeout:
+    async def _connect_own(self) -> psycopg.AsyncConnection[Any]:
+        """A new connection for one of the store's own pools, in the calling task."""
+        conn = await self._connect_directly()
+        if self._set_statement_timeout:
+            try:
+                statement_ms = round(self.statement_timeout * 1000)
                 await conn.execute(f"SET statement_timeout = {statement_ms:d}")
-
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            self._conninfo,
-            # No connection opened in the background: a loop may end (asyncio.run) at any
-            # time, and a pool task cancelled mid-connect would keep that loop from closing.
-            min_size=0,
-            max_size=self._max_connections,
-            timeout=self.timeout,
-            kwargs=kwargs,
-            configure=configure,
-            open=False,
-        )
-        self._opened[pool] = opened
-        return pool
+            except BaseException:
+                await conn.close()
+                raise
+        return conn
 
     async def _connect_directly(self) -> psycopg.AsyncConnection[Any]:
         """One connection outside the pools, with the pool's connection settings."""
@@ -417,7 +403,7 @@ class PostgresStore(BaseStore):
         try:
             conn = await self._connect_directly()
         except psycopg.Error as cause:
-            return self._translate(cause, False, connected=False)
+            return self._translate(cause, _Call())
         except OSError as cause:
             return BackendUnreachableError(
                 f"PostgreSQL at {self.url} is unreachable: {self._scrub(str(cause))}"
@@ -431,12 +417,23 @@ class PostgresStore(BaseStore):
     def _scrub(self, text: str) -> str:
         return scrub(text, self._secrets)
 
-    def _translate(self, exc: psycopg.Error, sent: bool, *, connected: bool = True) -> SessionError:
+    def _translate(self, exc: psycopg.Error, call: _Call) -> SessionError:
+        """The ``SessionError`` for ``exc``. ``may_have_written`` is ``False`` only when
+        the write certainly did not happen: nothing was sent, the insert had not been
+        committed yet, or the server refused the statement and the connection lives on
+        (an autocommit statement that failed is rolled back). Once ``COMMIT`` was sent
+        any error, even one with a SQLSTATE, may follow a commit."""
         where = f"PostgreSQL at {self.url}"
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         text = self._scrub(text)
         sqlstate = exc.sqlstate or ""
         lowered = str(exc).lower()
+        conn = call.conn
+        connected = conn is not None
+        alive = conn is not None and not conn.closed and not conn.broken
+        # What may have been written: everything sent once committing, else what was
+        # sent on a connection the error ended (a refusal on a live one undid it).
+        maybe = call.committing or (call.sent and not alive)
         if (
             sqlstate.startswith("28")
             or any(sign in lowered for sign in _AUTHENTICATION_FAILED)
@@ -448,14 +445,17 @@ class PostgresStore(BaseStore):
         if isinstance(exc, pg_errors.QueryCanceled):
             return BackendTimeoutError(
                 f"{where} cancelled the statement (statement_timeout "
-                f"{self.statement_timeout}s): {text}"
+                f"{self.statement_timeout}s): {text}",
+                may_have_written=maybe,
             )
         if isinstance(exc, pg_errors.ProgramLimitExceeded) and "index row" in lowered:
             return InvalidSessionIdError(f"{where} cannot index this session id: {text}")
         if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:
             if not connected:
                 return BackendUnreachableError(f"{where} is unreachable: {text}")
-            return SessionBackendError(f"{where} failed: {text}", may_have_written=sent)
+            return SessionBackendError(f"{where} failed: {text}", may_have_written=maybe)
+        if maybe:
+            return SessionBackendError(f"{where} failed: {text}", may_have_written=True)
         # The server refused the statement: it was not executed (or rolled back).
         return SessionBackendError(f"{where} refused the statement: {text}")
 
@@ -543,6 +543,124 @@ class PostgresSession(BaseSession[PostgresStore]):
                 f"{MAX_SESSION_ID_BYTES} (the limit of its index)"
             )
         return checked
+
+
+class _Call:
+    """How far one call got: its connection, and whether a write may have happened."""
+
+    __slots__ = ("committing", "conn", "sent")
+
+    def __init__(self) -> None:
+        self.conn: psycopg.AsyncConnection[Any] | None = None
+        self.sent = False  # the server may have carried out the write
+        self.committing = False  # COMMIT was sent: any error may follow a commit
+
+    def db(self) -> psycopg.AsyncConnection[Any]:
+        assert self.conn is not None, "no connection yet"
+        return self.conn
+
+
+async def _discard(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Close ``conn`` without waiting for the server (libpq's ``PQfinish`` only sends a
+    goodbye): safe in a cancelled task and on a frozen server."""
+    with contextlib.suppress(Exception):
+        await conn.close()
+
+
+class _OwnPool:
+    """The store's connections on one event loop, with no background task: a call opens
+    the connection it needs in its own task (bounded by its deadline) and puts it back
+    when done; a connection that failed or was left mid-transaction is closed, never
+    reused. At most ``max_size`` are in use at once."""
+
+    def __init__(
+        self, connect: Callable[[], Awaitable[psycopg.AsyncConnection[Any]]], max_size: int
+    ) -> None:
+        self._connect = connect
+        self._max_size = max_size
+        self._slots: asyncio.Semaphore | None = None  # made on the pool's own loop
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._opened: weakref.WeakSet[psycopg.AsyncConnection[Any]] = weakref.WeakSet()
+        self._closed = False
+
+    @asynccontextmanager
+    async def connection(self, timeout: float) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        if self._closed:
+            raise PoolClosed("the store's pool is closed")
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._max_size)
+        slots = self._slots
+        try:
+            await asyncio.wait_for(slots.acquire(), timeout)
+        except asyncio.TimeoutError:
+            raise PoolTimeout(f"no connection came free within {timeout}s") from None
+        try:
+            conn = None
+            while self._idle and conn is None:
+                candidate = self._idle.pop()
+                if not candidate.closed:
+                    conn = candidate
+            if conn is None:
+                conn = await self._connect()
+                self._opened.add(conn)
+            try:
+                yield conn
+            finally:
+                if (
+                    not self._closed
+                    and not conn.closed
+                    and conn.info.transaction_status == TransactionStatus.IDLE
+                ):
+                    self._idle.append(conn)
+                else:
+                    await _discard(conn)
+        finally:
+            slots.release()
+
+    async def discard_idle(self) -> None:
+        """Close the idle connections (after one of them was found dead)."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await _discard(conn)
+
+    async def close(self) -> None:
+        """Close the idle connections now and the ones in use when they come back."""
+        self._closed = True
+        await self.discard_idle()
+
+    def drop(self) -> None:
+        """Close every connection of a pool whose loop has closed, without awaiting:
+        nothing runs on a closed loop, so none of them is in use, and the server should
+        not keep them until the garbage collector runs."""
+        self._closed = True
+        self._idle = []
+        for conn in list(self._opened):
+            if not conn.closed:
+                conn.pgconn.finish()
+
+
+class _InjectedPool:
+    """A ``psycopg_pool`` pool the caller gave (and owns: never closed by the store)."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self.pool = pool
+
+    def connection(
+        self, timeout: float
+    ) -> contextlib.AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
+        return self.pool.connection(timeout=timeout)
+
+    async def discard_idle(self) -> None:
+        await self.pool.check()
+
+    async def close(self) -> None:
+        """Left open: the caller owns it."""
+
+    def drop(self) -> None:
+        """Left alone: the caller owns it."""
+
+
+_Pool = _OwnPool | _InjectedPool
 
 
 class _Queries:

@@ -23,7 +23,13 @@ optional) and keeps the Agents SDK's session semantics:
 - a tool call or output whose partner was cut off by the limit is not sent to the model;
 - a failing ``add_items`` or model call propagates out of ``run`` and out of a stream;
 - the models of every agent the run may reach are resolved before anything is saved, so
-  an agent without a usable model fails without touching the session.
+  an agent without a usable model fails without touching the session;
+- a session with an ``after_run()`` coroutine method (such as
+  :class:`~agent_sessions.bounded.CompactingSession`) has it awaited once a run has ended
+  normally and its items are saved: before :meth:`Runner.run` returns, and for a streamed
+  run after ``stream_events()`` has delivered its last event and ended (so it never delays
+  the stream; ``await result.wait()`` waits for it). Its failure is logged (logger
+  ``agent_sessions``), never raised: the run itself succeeded.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import asyncio
 import copy
 import inspect
 import json
+import logging
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -79,6 +86,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TURNS = 10
+
+logger = logging.getLogger("agent_sessions")
 
 SessionInputCallback: TypeAlias = Callable[
     [list[Item], list[Item]], list[Item] | Awaitable[list[Item]]
@@ -189,6 +198,7 @@ class RunResultStreaming:
         self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         self._error: BaseException | None = None
         self._iterated = False
+        self._ended = False  # the run's events are all queued; only after_run may be left
         self._task = asyncio.get_running_loop().create_task(self._drive())
         # a callback, not a finally: a task cancelled before its first step runs no code
         self._task.add_done_callback(self._finished)
@@ -196,11 +206,15 @@ class RunResultStreaming:
     async def _drive(self) -> None:
         async for event in self._run.events():
             self._queue.put_nowait(event)
+        self._ended = True
+        self._queue.put_nowait(None)  # the stream ends here: after_run does not delay it
+        await self._run.after_run()
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled():
             self._error = task.exception()  # handed to whoever iterates the stream
-        self._queue.put_nowait(None)
+        if not self._ended:
+            self._queue.put_nowait(None)
 
     async def stream_events(self) -> AsyncGenerator[StreamEvent, None]:
         """The run's events, in order. May be iterated once; leaving the iteration early
@@ -214,9 +228,15 @@ class RunResultStreaming:
             if self._error is not None:
                 raise self._error
         finally:
-            if not self._task.done():
+            if not self._task.done() and not self._ended:
                 self._task.cancel()
                 await asyncio.gather(self._task, return_exceptions=True)
+
+    async def wait(self) -> None:
+        """Wait until the run's task is over: the run and the session's ``after_run`` hook
+        (a compaction), which runs after the stream has ended. Never raises the run's
+        error (:meth:`stream_events` does)."""
+        await asyncio.gather(self._task, return_exceptions=True)
 
     def cancel(self, mode: CancelMode = "immediate") -> None:
         """Stop the run, as the Agents SDK's ``cancel`` does.
@@ -300,6 +320,7 @@ class Runner:
         async for _ in run.events():
             pass
         assert run.result is not None  # events() ends only with a result or an exception
+        await run.after_run()
         return run.result
 
     @classmethod
@@ -446,6 +467,21 @@ class _Run:
                 self.stopped = True
                 return
         raise MaxTurnsExceeded(f"the run did not finish within max_turns={self.max_turns}")
+
+    async def after_run(self) -> None:
+        """The session's ``after_run`` hook, if it has one; its failure is logged."""
+        hook = getattr(self.session, "after_run", None)
+        if not callable(hook):
+            return
+        try:
+            result = hook()
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception(
+                "after_run of session %r failed; the run's items are saved",
+                getattr(self.session, "session_id", None),
+            )
 
     def _resolve_models(self) -> None:
         """The model of every agent this run may reach, and each agent's tools checked."""

@@ -83,6 +83,13 @@ DEFAULT_TABLE_PREFIX: Final = "agent_sessions_"
 
 MEMORY: Final = ":memory:"
 
+AUTO: Final = "auto"
+NATIVE: Final = "native"
+SDK: Final = "sdk"
+LAYOUTS: Final = (AUTO, NATIVE, SDK)
+"""``layout=``: ``"auto"`` (the SDK's tables if the file holds them and none of ours, else
+ours), ``"native"`` (this library's tables) or ``"sdk"`` (the Agents SDK's)."""
+
 SDK_SESSIONS_TABLE: Final = "agent_sessions"
 SDK_MESSAGES_TABLE: Final = "agent_messages"
 """The Agents SDK's default table names (its ``SQLiteSession``'s third and fourth argument)."""
@@ -113,6 +120,15 @@ class SQLiteStore(BaseStore):
     ``<prefix>items``; letters, digits and ``_``). ``busy_timeout`` is how many seconds a
     call waits (off the event loop) for a lock held elsewhere before it fails.
 
+    ``layout`` chooses the tables: ``"native"`` this library's; ``"sdk"`` the Agents SDK's
+    (``sessions_table``/``messages_table``, by default ``agent_sessions``/``agent_messages``),
+    read and written in place so that the SDK's ``SQLiteSession`` on the same file sees
+    the same sessions; ``"auto"`` (the default) the SDK's when ``sessions_table`` or
+    ``messages_table`` is given another name than the SDK's default, ours when
+    ``table_prefix`` is given, else, at the first operation, the SDK's if the file holds
+    the SDK's tables and none of ours, ours otherwise (a new file gets ours). ``layout``
+    tells the outcome once known.
+
     Nothing touches the database until the first operation, which creates the file and the
     schema if needed. With ``create=False`` it creates nothing: a missing file, or a
     database without this library's tables, raises ``BackendDatabaseMissingError`` naming
@@ -128,6 +144,9 @@ class SQLiteStore(BaseStore):
         table_prefix: str = DEFAULT_TABLE_PREFIX,
         busy_timeout: float = 30.0,
         create: bool = True,
+        layout: str = AUTO,
+        sessions_table: str = SDK_SESSIONS_TABLE,
+        messages_table: str = SDK_MESSAGES_TABLE,
     ) -> None:
         self.db_path = _resolve_db_path(db_path)
         self.durable = durable
@@ -139,7 +158,15 @@ class SQLiteStore(BaseStore):
         if busy_timeout < 0:
             raise SessionConfigError(f"busy_timeout must be >= 0 seconds, got {busy_timeout}")
         self.busy_timeout = float(busy_timeout)
-        self._sql = _Statements(self.table_prefix)
+        self._layout = _choose_layout(
+            layout, self.table_prefix != DEFAULT_TABLE_PREFIX, sessions_table, messages_table
+        )
+        self.sessions_table, self.messages_table = sessions_table, messages_table
+        self._sql: _Statements = (
+            _SDKStatements(sessions_table, messages_table)
+            if self._layout == SDK
+            else _Statements(self.table_prefix)
+        )
         self._connections: _Connections = (
             _MemoryConnection(self._configure)
             if self.db_path == MEMORY
@@ -155,6 +182,12 @@ class SQLiteStore(BaseStore):
     @property
     def location(self) -> str:
         return self.db_path
+
+    @property
+    def layout(self) -> str:
+        """``"native"`` (this library's tables), ``"sdk"`` (the Agents SDK's tables, read and
+        written in place) or, until the first operation looks at the file, ``"auto"``."""
+        return self._layout
 
     def session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
@@ -293,6 +326,11 @@ class SQLiteStore(BaseStore):
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
         # The version check comes first: a refused database must not even change journal mode.
         version = self._read_schema_version(connection)
+        if self._layout == AUTO:
+            self._detect_layout(connection, version)
+        if self._layout == SDK:
+            self._ensure_sdk_schema(connection)
+            return
         if not self._create and not (version == SCHEMA_VERSION and self._tables_exist(connection)):
             raise BackendDatabaseMissingError(
                 f"SQLite database {self.db_path} holds no agent-sessions tables "
@@ -318,6 +356,51 @@ class SQLiteStore(BaseStore):
             if version < SCHEMA_VERSION:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
+    def _detect_layout(self, connection: sqlite3.Connection, version: int) -> None:
+        """The SDK's layout if the file holds the SDK's tables and none of ours, else ours."""
+        if version == 0 and not self._table_exists(connection, self._sql.items):
+            sdk = _SDKStatements(self.sessions_table, self.messages_table)
+            if all(
+                _columns(connection, name) == columns
+                for name, columns in sdk.columns.items()
+                if name != sdk.index
+            ):
+                self._sql, self._layout = sdk, SDK
+                return
+        self._layout = NATIVE
+
+    def _ensure_sdk_schema(self, connection: sqlite3.Connection) -> None:
+        """The Agents SDK's tables, as its ``SQLiteSession`` creates them, used in place."""
+        sql = self._sql
+        if self._tables_exist(connection):
+            self._refuse_foreign_tables(connection)
+            if self.db_path != MEMORY and not self._connections.read_only:
+                connection.execute("PRAGMA journal_mode = WAL")  # as the SDK's sessions do
+            return
+        where = f"SQLite database {self.db_path}"
+        names = f"{self.sessions_table}, {self.messages_table}"
+        if not self._create:
+            raise BackendDatabaseMissingError(
+                f"{where} holds no Agents SDK session tables ({names}); nothing was changed"
+            )
+        if self._connections.read_only:
+            raise ReadOnlyDatabaseError(
+                f"{where} is read-only (the file or its directory is not writable by this "
+                f"process) and holds no Agents SDK session tables ({names}); nothing was written"
+            )
+        if self.db_path != MEMORY:
+            connection.execute("PRAGMA journal_mode = WAL")
+        with _transaction(connection):
+            self._refuse_foreign_tables(connection)
+            for statement in sql.create_schema:
+                connection.execute(statement)
+
+    def _table_exists(self, connection: sqlite3.Connection, name: str) -> bool:
+        found = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return found is not None
+
     def _read_schema_version(self, connection: sqlite3.Connection) -> int:
         version: int = connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
@@ -337,14 +420,14 @@ class SQLiteStore(BaseStore):
             ).fetchone()
             if kind is None:
                 continue
-            found = [row[1] for row in connection.execute(f"PRAGMA table_info({name})")]
+            found = _columns(connection, name)
             if kind[0] != ("index" if name == self._sql.index else "table") or (
                 kind[0] == "table" and found != columns
             ):
                 raise ForeignDataError(
                     f"SQLite database {self.db_path} holds a {kind[0]} {name!r} "
-                    f"({', '.join(found) or 'no columns'}) that agent-sessions did not create; "
-                    "it was left untouched: choose another table_prefix"
+                    f"({', '.join(found) or 'no columns'}) that {self._sql.owner} did not "
+                    f"create; it was left untouched: choose {self._sql.rename_hint}"
                 )
 
     def _tables_exist(self, connection: sqlite3.Connection) -> bool:
@@ -356,10 +439,14 @@ class SQLiteStore(BaseStore):
     def _add(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
         # _transaction spelled out: this is the hot path, and a context manager costs more
         # than the Python work around a one-row insert.
+        sql = self._sql
         connection.execute("BEGIN IMMEDIATE")
         try:
-            connection.execute(self._sql.add_session, (session_id, time.time()))
-            connection.executemany(self._sql.insert_item, [(session_id, item) for item in encoded])
+            if sql.sdk:  # the SDK's timestamps are SQLite's CURRENT_TIMESTAMP
+                connection.execute(sql.add_session, (session_id,))
+            else:
+                connection.execute(sql.add_session, (session_id, time.time()))
+            connection.executemany(sql.insert_item, [(session_id, item) for item in encoded])
             connection.execute("COMMIT")
         except BaseException:
             _roll_back(connection)
@@ -391,6 +478,13 @@ class SQLiteStore(BaseStore):
                 return item
 
     def _clear(self, session_id: str, connection: sqlite3.Connection) -> None:
+        if self._sql.sdk:
+            # The SDK's own sessions write without foreign_keys=ON: its rows are deleted
+            # one table at a time, as the SDK does, in one transaction.
+            with _transaction(connection):
+                connection.execute(self._sql.delete_items, (session_id,))
+                connection.execute(self._sql.delete_session, (session_id,))
+            return
         # The items go with the session row (ON DELETE CASCADE), in one statement.
         connection.execute(self._sql.delete_session, (session_id,))
 
@@ -424,11 +518,10 @@ class SQLiteSession(BaseSession[SQLiteStore]):
 
     The Agents SDK's signature works as is: ``SQLiteSession(session_id, db_path,
     sessions_table, messages_table, session_settings)``, positionally or by keyword, and
-    ``db_path`` is what was given. The SDK's table names select the SDK's own layout,
-    which this version does not read in place: other names than the SDK's defaults are
-    accepted in memory (a private database nobody else sees, so any names are honoured)
-    and refused with ``SessionConfigError`` on a file (``table_prefix`` names our tables;
-    ``agent-sessions migrate-sdk`` copies the SDK's).
+    ``db_path`` is what was given. ``layout`` chooses the tables (see :class:`SQLiteStore`):
+    by default a file holding the SDK's tables (``sessions_table``/``messages_table``) and
+    none of ours is used in place, in the SDK's layout, as are SDK table names other than
+    its defaults; anything else gets this library's tables (named by ``table_prefix``).
     """
 
     def __init__(
@@ -442,24 +535,20 @@ class SQLiteSession(BaseSession[SQLiteStore]):
         durable: bool = False,
         store: SQLiteStore | None = None,
         table_prefix: str = DEFAULT_TABLE_PREFIX,
+        layout: str = AUTO,
     ) -> None:
-        custom_tables = _custom_sdk_tables(sessions_table, messages_table)
         if store is not None:
+            custom_tables = _custom_sdk_tables(sessions_table, messages_table)
             self.refuse_options_with_store(
                 db_path=os.fspath(db_path) != MEMORY,
                 durable=durable,
                 table_prefix=table_prefix != DEFAULT_TABLE_PREFIX,
+                layout=layout != AUTO,
                 **dict.fromkeys(custom_tables, True),
             )
-        elif custom_tables and _resolve_db_path(db_path) != MEMORY:
-            raise SessionConfigError(
-                f"{', '.join(custom_tables)} given for the SQLite file {os.fspath(db_path)}: "
-                "the Agents SDK's table names select its own table layout, which this "
-                "version does not read in place, so its history would look empty. Use "
-                "table_prefix= to name this library's tables, or copy the SDK's tables "
-                "with `agent-sessions migrate-sdk` (--sessions-table, --messages-table)"
-            )
-        own_store = partial(_open_store, db_path, durable, table_prefix)
+        own_store = partial(
+            _open_store, db_path, durable, table_prefix, layout, sessions_table, messages_table
+        )
         super().__init__(
             session_id,
             store=store if store is not None else own_store,
@@ -491,14 +580,36 @@ def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[s
 
 
 def _open_store(
-    db_path: str | os.PathLike[str], durable: bool, table_prefix: str
+    db_path: str | os.PathLike[str],
+    durable: bool,
+    table_prefix: str,
+    layout: str,
+    sessions_table: str,
+    messages_table: str,
 ) -> tuple[SQLiteStore, Release]:
     """A session's own store: a private one in memory, the process's shared one for a file."""
     path = _resolve_db_path(db_path)
     if path == MEMORY:
-        store = SQLiteStore(MEMORY, durable=durable, table_prefix=table_prefix)
+        store = SQLiteStore(
+            MEMORY,
+            durable=durable,
+            table_prefix=table_prefix,
+            layout=layout,
+            sessions_table=sessions_table,
+            messages_table=messages_table,
+        )
         return store, store.close
-    key = _StoreKey(path, durable, _validate_table_prefix(table_prefix))
+    layout = _choose_layout(
+        layout, table_prefix != DEFAULT_TABLE_PREFIX, sessions_table, messages_table
+    )
+    key = _StoreKey(
+        path,
+        durable,
+        _validate_table_prefix(table_prefix),
+        layout,
+        sessions_table,
+        messages_table,
+    )
     shared = _shared_stores.acquire(key)
     return shared, partial(_shared_stores.release, key, shared)
 
@@ -757,6 +868,9 @@ class _StoreKey(NamedTuple):
     path: str
     durable: bool
     table_prefix: str
+    layout: str
+    sessions_table: str
+    messages_table: str
 
 
 class _SharedStores:
@@ -770,7 +884,14 @@ class _SharedStores:
         with self._lock:
             store, count = self._stores.get(key, (None, 0))
             if store is None or store.closed:
-                store = SQLiteStore(key.path, durable=key.durable, table_prefix=key.table_prefix)
+                store = SQLiteStore(
+                    key.path,
+                    durable=key.durable,
+                    table_prefix=key.table_prefix,
+                    layout=key.layout,
+                    sessions_table=key.sessions_table,
+                    messages_table=key.messages_table,
+                )
                 count = 0
             self._stores[key] = (store, count + 1)
             return store
@@ -795,6 +916,10 @@ _shared_stores = _SharedStores()
 
 class _Statements:
     """Every statement a store runs, built once from a validated table prefix."""
+
+    sdk = False
+    owner = "agent-sessions"
+    rename_hint = "another table_prefix"
 
     def __init__(self, prefix: str) -> None:
         sessions, items = f"{prefix}sessions", f"{prefix}items"
@@ -842,16 +967,118 @@ class _Statements:
         )
         self.delete_item = f"DELETE FROM {items} WHERE id = ?"
         self.delete_session = f"DELETE FROM {sessions} WHERE session_id = ?"
-        self.list_sessions = (
-            f"SELECT s.session_id FROM {sessions} AS s "
-            "WHERE s.session_id > :after AND s.session_id >= :prefix "
-            "AND (:upper IS NULL OR s.session_id < :upper) "
-            # [prefix, upper) holds exactly the ids starting with prefix (TEXT compares
-            # as bytes, NULs included: length() and substr() would stop at a NUL).
-            "AND (:upper IS NOT NULL OR substr(s.session_id, 1, :prefix_length) = :prefix) "
-            f"AND EXISTS (SELECT 1 FROM {items} AS i WHERE i.session_id = s.session_id) "
-            "ORDER BY s.session_id LIMIT :limit"
+        self.delete_items = f"DELETE FROM {items} WHERE session_id = ?"
+        self.list_sessions = _list_sessions_sql(sessions, items)
+
+
+class _SDKStatements(_Statements):
+    """The statements on the Agents SDK's tables (``agent_sessions``/``agent_messages`` or
+    the names given), as its ``SQLiteSession`` (openai-agents 0.24) creates and uses them."""
+
+    sdk = True
+    owner = "the Agents SDK"
+    rename_hint = "other sessions_table/messages_table names"
+
+    def __init__(self, sessions: str, messages: str) -> None:
+        index = f"idx_{messages}_session_id"
+        self.items = messages
+        self.index = index
+        self.columns = {
+            sessions: ["session_id", "created_at", "updated_at"],
+            messages: ["id", "session_id", "message_data", "created_at"],
+            index: ["session_id", "id"],
+        }
+        # The SDK's own DDL, so that its sessions and ours create the same tables.
+        self.create_schema = (
+            f"""CREATE TABLE IF NOT EXISTS {sessions} (
+                session_id TEXT PRIMARY KEY,
+                created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+            )""",
+            f"""CREATE TABLE IF NOT EXISTS {messages} (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL,
+                message_data TEXT NOT NULL,
+                created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                FOREIGN KEY (session_id) REFERENCES {sessions} (session_id)
+                    ON DELETE CASCADE
+            )""",
+            f"CREATE INDEX IF NOT EXISTS {index} ON {messages} (session_id, id)",
         )
+        self.count_schema_objects = (
+            f"SELECT count(*) FROM sqlite_master WHERE name IN ('{sessions}', '{messages}', "
+            f"'{index}')"
+        )
+        self.schema_object_count = 3
+        # One statement for the SDK's INSERT OR IGNORE and its UPDATE of updated_at.
+        self.add_session = (
+            f"INSERT INTO {sessions} (session_id) VALUES (?) ON CONFLICT (session_id) "
+            "DO UPDATE SET updated_at = CURRENT_TIMESTAMP"
+        )
+        self.insert_item = f"INSERT INTO {messages} (session_id, message_data) VALUES (?, ?)"
+        self.select_all = (
+            f"SELECT id, message_data FROM {messages} WHERE session_id = ? ORDER BY id"
+        )
+        self.select_latest = (
+            f"SELECT id, message_data FROM {messages} WHERE session_id = ? ORDER BY id DESC LIMIT ?"
+        )
+        self.pop_latest = (
+            f"DELETE FROM {messages} WHERE id = "
+            f"(SELECT max(id) FROM {messages} WHERE session_id = ?) RETURNING id, message_data"
+        )
+        self.delete_item = f"DELETE FROM {messages} WHERE id = ?"
+        self.delete_session = f"DELETE FROM {sessions} WHERE session_id = ?"
+        self.delete_items = f"DELETE FROM {messages} WHERE session_id = ?"
+        self.list_sessions = _list_sessions_sql(sessions, messages)
+
+
+def _list_sessions_sql(sessions: str, items: str) -> str:
+    return (
+        f"SELECT s.session_id FROM {sessions} AS s "
+        "WHERE s.session_id > :after AND s.session_id >= :prefix "
+        "AND (:upper IS NULL OR s.session_id < :upper) "
+        # [prefix, upper) holds exactly the ids starting with prefix (TEXT compares
+        # as bytes, NULs included: length() and substr() would stop at a NUL).
+        "AND (:upper IS NOT NULL OR substr(s.session_id, 1, :prefix_length) = :prefix) "
+        f"AND EXISTS (SELECT 1 FROM {items} AS i WHERE i.session_id = s.session_id) "
+        "ORDER BY s.session_id LIMIT :limit"
+    )
+
+
+def _columns(connection: sqlite3.Connection, name: str) -> list[str]:
+    return [row[1] for row in connection.execute(f"PRAGMA table_info({name})")]
+
+
+def _choose_layout(
+    layout: object, prefix_given: bool, sessions_table: object, messages_table: object
+) -> str:
+    """The layout asked for: ``layout`` checked against the other arguments; custom SDK
+    table names select the SDK's, a ``table_prefix`` ours; else ``"auto"``."""
+    if layout not in LAYOUTS:
+        raise SessionConfigError(
+            f"layout must be one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}"
+        )
+    custom = _custom_sdk_tables(sessions_table, messages_table)
+    if custom and prefix_given:
+        raise SessionConfigError(
+            f"table_prefix names this library's tables, {', '.join(custom)} the Agents "
+            "SDK's: give one or the other"
+        )
+    if custom and layout == NATIVE:
+        raise SessionConfigError(
+            f"{', '.join(custom)} name the Agents SDK's tables: not with layout='native' "
+            "(table_prefix= names this library's)"
+        )
+    if prefix_given and layout == SDK:
+        raise SessionConfigError(
+            "table_prefix names this library's tables: not with layout='sdk' "
+            "(sessions_table=/messages_table= name the SDK's)"
+        )
+    if layout == AUTO and custom:
+        return SDK
+    if layout == AUTO and prefix_given:
+        return NATIVE
+    return str(layout)
 
 
 def _resolve_db_path(db_path: str | os.PathLike[str]) -> str:

@@ -7,12 +7,16 @@ URL                                       store
 ``sqlite:///relative/path.db``            SQLite file (``sqlite:////abs/path.db``)
 ``redis://[user:password@]host[:port]/db`` Redis (also ``rediss://``, ``unix://``)
 ``postgresql://user@host[:port]/dbname``  PostgreSQL (also ``postgres://``)
+``mysql+asyncmy://user@host[:port]/db``   SQLAlchemy (also ``mysql://``, ``mariadb://``,
+                                          ``postgresql+psycopg://``,
+                                          ``sqlite+aiosqlite:///path.db``, ...)
 ========================================  ==========================================
 
 Options ride in the query string and are removed before the URL reaches the driver:
 ``table_prefix`` (SQLite); ``key_prefix``, ``ttl``, ``connect_timeout`` and
 ``socket_timeout`` (Redis); ``table``, ``max_connections``, ``timeout``,
-``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL). Any other
+``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL); ``table``,
+``max_connections`` and ``timeout`` (SQLAlchemy). Any other
 query parameter is passed on to the driver byte for byte as written
 (``?options=-c%20statement_timeout%3D1234`` reaches libpq as is), and one the driver does
 not know (``?bogus=1``) is refused when the store is made. An option whose value is out
@@ -111,7 +115,7 @@ BACKENDS: tuple[Backend, ...] = (
         module="sqlite",
         store="SQLiteStore",
         session="SQLiteSession",
-        options={"table_prefix": _text},
+        options={"table_prefix": _text, "layout": _text},
         driver_options=False,
         target=_sqlite_target,
         creates=True,
@@ -136,6 +140,27 @@ BACKENDS: tuple[Backend, ...] = (
             "timeout": _seconds("timeout"),
             "statement_timeout": _seconds("statement_timeout"),
             **_TIMEOUTS,
+        },
+        creates=True,
+    ),
+    Backend(
+        name="SQLAlchemy",
+        schemes=(
+            "mysql",
+            "mariadb",
+            "mysql+asyncmy",
+            "mariadb+asyncmy",
+            "postgresql+psycopg",
+            "postgresql+asyncpg",
+            "sqlite+aiosqlite",
+        ),
+        module="sqlalchemy",
+        store="SQLAlchemyStore",
+        session="SQLAlchemySession",
+        options={
+            "table": _text,
+            "max_connections": _integer("max_connections"),
+            "timeout": _seconds("timeout"),
         },
         creates=True,
     ),

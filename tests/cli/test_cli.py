@@ -204,9 +204,10 @@ def test_stats_counts_sessions_and_items(url: str, capsys: pytest.CaptureFixture
 def test_unsupported_url_fails_with_the_schemes_it_knows(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status, _, err = _run(capsys, "list", "mysql://user:pw@host/db")
+    status, _, err = _run(capsys, "list", "mssql://user:pw@host/db")
     assert status == 1
-    assert "unsupported session URL 'mysql://user:***@host/db'" in err
+    assert "unsupported session URL 'mssql://user:***@host/db'" in err
+    assert "mysql+asyncmy://" in err
 
 
 def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

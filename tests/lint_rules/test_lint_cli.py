@@ -199,8 +199,13 @@ def test_checking_named_paths_only(project: Path, lint: Lint) -> None:
     assert "a.py:1:1" in outcome.out
 
 
-def test_jobs_below_one_exits_2(project: Path, lint: Lint) -> None:
-    assert lint("check", "--jobs", "0").code == 2
+def test_jobs_below_one_is_a_usage_error_naming_the_option(project: Path) -> None:
+    for value, why in (("0", "must be at least 1, not 0"), ("two", "not a whole number: 'two'")):
+        result = _cli("fix", "--jobs", value, cwd=project)
+
+        assert result.returncode == 2
+        assert result.stderr.startswith("usage: lint-rules fix ")
+        assert f"lint-rules fix: error: argument --jobs: {why}\n" in result.stderr
 
 
 def test_rules_lists_code_name_severity_fix_and_summary(lint: Lint) -> None:

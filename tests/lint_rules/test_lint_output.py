@@ -100,6 +100,15 @@ def test_statistics_mark_a_code_only_some_of_whose_findings_are_fixable(tree: Pa
     assert lines[0] == "     2  LR001  [*]  stale-name"
 
 
+def test_statistics_in_json_count_the_fixable_findings_per_code(tree: Path) -> None:
+    result = run_cli("check", "--no-cache", "--statistics", "--format", "json", cwd=tree)
+
+    assert json.loads(result.stdout) == [  # ruff's keys
+        {"code": "LR004", "name": "typo", "count": 3, "fixable": False, "fixable_count": 2},
+        {"code": "LR001", "name": "stale-name", "count": 2, "fixable": False, "fixable_count": 1},
+    ]
+
+
 def test_json_findings_carry_their_rules_severity(tree: Path) -> None:
     result = run_cli("check", "--no-cache", "--format", "json", cwd=tree)
 
@@ -186,5 +195,5 @@ def test_help_shows_defaults_and_one_program_name_however_started(tree: Path) ->
     assert "the number of CPUs)" in check
     error = run_cli("check", "--jobs", "many", cwd=tree)
     assert error.returncode == 2
-    assert "lint-rules check: error: argument --jobs: invalid int value: 'many'" in error.stderr
+    assert "lint-rules check: error: argument --jobs: not a whole number: 'many'" in error.stderr
     assert "python -m" not in error.stderr + as_module.stdout

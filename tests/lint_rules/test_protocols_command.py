@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import time
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from io import StringIO
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lint_rules import protocols
 from lint_rules.cli import main
 from lint_rules.config import load_config
 from lint_rules.protocols import check_protocols
@@ -399,3 +401,43 @@ def test_dunder_members_of_a_protocol_are_probed(tmp_path: Path) -> None:
     )
     assert "Expected: def __call__(self, event: str) -> None" in messages["wrong_call.py"]
     assert "Got: def __call__(self, event: bytes) -> None" in messages["wrong_call.py"]
+
+
+def _wait_for(capsys: pytest.CaptureFixture[str], text: str) -> str:
+    """stderr as it grows, until it holds ``text`` (the reporter is a thread)."""
+    seen = ""
+    deadline = time.monotonic() + 60
+    while text not in seen:
+        assert time.monotonic() < deadline, f"waited for {text!r}; stderr: {seen!r}"
+        time.sleep(0.01)
+        seen += capsys.readouterr().err
+    return seen
+
+
+def test_progress_says_what_is_going_on_and_each_change(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(protocols, "PROGRESS_AFTER", 0.0)
+
+    with protocols._progress("looking for the implementations"):
+        first = _wait_for(capsys, "lint-rules: protocols: looking for the implementations (")
+        with protocols._progress("mypy is checking the implementations"):
+            inner = _wait_for(capsys, "lint-rules: protocols: mypy is checking the implementations")
+
+    assert first.count("\n") == 1  # said once, not again before PROGRESS_EVERY
+    assert "looking" not in inner  # the change is said at once
+
+
+def test_protocols_run_reports_progress_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(protocols, "PROGRESS_AFTER", 0.0)
+    root = _store_project(tmp_path, {"good.py": GOOD.format(name="Good")})
+
+    run = _run(root)
+
+    assert run.code == 0, run.err
+    assert run.out == "Checked 1 implementation of 1 protocol.\nAll checks passed!\n"
+    lines = run.err.splitlines()
+    assert "lint-rules: protocols: mypy is checking the implementations (" in run.err
+    assert all(line.startswith("lint-rules: protocols: ") for line in lines), lines

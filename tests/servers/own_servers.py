@@ -7,6 +7,7 @@ import contextlib
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -80,6 +81,46 @@ def _as_postgres(*command: str, cwd: str) -> None:
 def postgres_with_password() -> Iterator[int]:
     """A throwaway PostgreSQL cluster (initdb/pg_ctl as the ``postgres`` user in a temp
     dir) where user ``postgres`` logs in with ``PASSWORD`` (scram); yields the port."""
+    with own_postgres() as cluster:
+        yield cluster.port
+
+
+class OwnPostgres:
+    """A cluster of the test's own: its port, and SIGSTOP/SIGCONT of all its processes."""
+
+    def __init__(self, port: int, data: Path) -> None:
+        self.port = port
+        self.data = data
+
+    def processes(self) -> list[int]:
+        """The postmaster's pid first, then its children's."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Every process of the cluster stopped (as ``kill -STOP``) inside the block."""
+        stopped = []
+        try:
+            for pid in self.processes():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+            yield
+        finally:
+            for pid in reversed(stopped):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+
+
+@contextlib.contextmanager
+def own_postgres() -> Iterator[OwnPostgres]:
+    """``postgres_with_password``'s cluster, as an ``OwnPostgres``."""
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
     if initdb is None or pg_ctl is None:
         pytest.skip("initdb/pg_ctl are not installed")
@@ -114,7 +155,7 @@ def postgres_with_password() -> Iterator[int]:
             cwd=root,
         )
         try:
-            yield port
+            yield OwnPostgres(port, data)
         finally:
             _as_postgres(pg_ctl, "-D", str(data), "-m", "immediate", "stop", cwd=root)
     finally:

@@ -115,8 +115,8 @@ async def test_postgres_options_reach_the_server_as_written(
     assert isinstance(store, PostgresStore)
     try:
         await store.session("s").add_items([{"n": 1}])
-        async with store._connection(write=False) as conn:  # a connection of the store's pool
-            cursor = await conn.execute("SHOW statement_timeout")
+        async with store._connection(write=False) as call:  # a connection of the store's pool
+            cursor = await call.db().execute("SHOW statement_timeout")
             assert await cursor.fetchone() == ("1234ms",)
     finally:
         await store.close()

@@ -72,22 +72,15 @@ async def test_custom_table_names_in_memory_are_accepted() -> None:
     assert await session.pop_item() == numbered(2)[1]
 
 
-@pytest.mark.parametrize(
-    ("names", "named"),
-    [
-        ({"sessions_table": "s"}, "sessions_table"),
-        ({"messages_table": "m"}, "messages_table"),
-        ({"sessions_table": "s", "messages_table": "m"}, "sessions_table, messages_table"),
-    ],
-)
-def test_custom_table_names_on_a_file_are_refused_naming_them(
-    tmp_path: Path, names: dict[str, Any], named: str
-) -> None:
+async def test_custom_table_names_on_a_file_use_the_sdks_tables(tmp_path: Path) -> None:
     path = tmp_path / "sdk.db"
-    with pytest.raises(SessionConfigError, match=named) as caught:
-        SQLiteSession("u", path, **names)
-    assert "migrate-sdk" in str(caught.value)
-    assert not path.exists()  # refused before anything was created
+    theirs = agents.SQLiteSession("u", path, "s", "m")
+    items: Any = numbered(2)
+    await theirs.add_items(items)
+    session = SQLiteSession("u", path, sessions_table="s", messages_table="m")
+    assert await session.get_items() == numbered(2)
+    await session.close()
+    theirs.close()
 
 
 @pytest.mark.parametrize("bad", ["", "1st", "drop table x;", "sqlite_master", 3])

@@ -1,0 +1,613 @@
+"""Sessions in any database SQLAlchemy 2's asyncio extension speaks: MariaDB/MySQL,
+PostgreSQL, SQLite.
+
+Give a URL (``mysql+asyncmy://root@127.0.0.1:3306/test``,
+``postgresql+psycopg://postgres@127.0.0.1/test``, ``sqlite+aiosqlite:///sessions.db``) or an
+``AsyncEngine`` you own (never disposed by us). Items live in one table (default
+``agent_sessions_sa_items``): an autoincrement id that orders them, the session id as its
+UTF-8 bytes (a binary column: no collation folds ``"a"`` and ``"a "`` or ``"A"``
+together, and a NUL is kept), and the item as JSON text, with an index on
+``(session_id, id)``. A second table (``<table>_locks``) holds one row per session that
+writers lock for the length of their transaction, so that two concurrent batches of one
+session never interleave their ids and two concurrent ``pop_item`` never return the same
+item; the lock is taken by an upsert (``ON DUPLICATE KEY UPDATE`` on MySQL, ``ON CONFLICT
+DO UPDATE`` on PostgreSQL and SQLite), one statement.
+
+``add_items`` runs the lock and one multi-row ``INSERT`` in a transaction and commits only
+once both answered: a batch that fails or is cancelled stores nothing. Reads are one
+``SELECT``; on MariaDB ``pop_item`` is one ``DELETE ... RETURNING`` (MySQL has none).
+Schema versions are tracked in ``agent_sessions_sa_migrations``; a table from a newer,
+unknown version is refused, never rewritten, and a table of that name that this backend
+did not create is refused too.
+
+Driver for MariaDB/MySQL: ``asyncmy`` (``mysql+asyncmy://``; ``mysql://`` and
+``mariadb://`` mean it too): it is the maintained asyncio driver with a compiled protocol
+(Cython), where ``aiomysql`` is pure Python on top of PyMySQL. Any other asyncio driver
+SQLAlchemy knows can be named in a URL given to :class:`SQLAlchemyStore`; the test suite
+runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from ._json import decode_item, decode_items
+from ._servers import PerLoop, check_timeout, mask_url, missing_driver, scrub, url_secrets
+from .base import BaseSession, BaseStore, Release
+from .errors import (
+    BackendAuthenticationError,
+    BackendDatabaseMissingError,
+    BackendUnreachableError,
+    ForeignDataError,
+    InvalidSessionIdError,
+    SessionBackendError,
+    SessionConfigError,
+    SessionError,
+    UnsupportedSchemaError,
+)
+from .protocol import Item, SessionSettings, SessionsPage
+
+try:
+    import sqlalchemy as sa
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy.dialects import mysql, postgresql, sqlite
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+except ImportError as exc:  # pragma: no cover - exercised in a venv without SQLAlchemy
+    raise missing_driver("SQLAlchemy", "sqlalchemy", "sqlalchemy") from exc
+
+__all__ = [
+    "DEFAULT_TABLE",
+    "MAX_SESSION_ID_BYTES",
+    "MIGRATIONS_TABLE",
+    "SCHEMA_VERSION",
+    "SQLAlchemySession",
+    "SQLAlchemyStore",
+]
+
+DEFAULT_TABLE = "agent_sessions_sa_items"
+MIGRATIONS_TABLE = "agent_sessions_sa_migrations"
+SCHEMA_VERSION = 1
+DEFAULT_MAX_CONNECTIONS = 10
+DEFAULT_TIMEOUT = 5.0
+"""Seconds a call waits for a free pooled connection."""
+MAX_SESSION_ID_BYTES = 2048
+"""The longest session id (UTF-8 bytes): what every database's ``(session_id, id)`` index
+holds (InnoDB's limit is 3072 bytes per key)."""
+
+# Derived names (<table>_locks, <table>_session_idx) stay within MySQL's 64 characters.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
+_MYSQL = ("mysql", "mariadb")
+# URL schemes that name a driver-less dialect: the asyncio driver we pick for it.
+_DEFAULT_DRIVERS = {"mysql": "mysql+asyncmy", "mariadb": "mariadb+asyncmy"}
+_DIALECT_NAMES = {
+    "mysql": "MySQL/MariaDB",
+    "mariadb": "MariaDB",
+    "postgresql": "PostgreSQL",
+    "sqlite": "SQLite",
+}
+_RETRIES = 5
+"""Attempts of a write the database aborted as a deadlock victim (it stored nothing)."""
+
+
+def _check_table(table: object) -> str:
+    if not isinstance(table, str) or not _IDENTIFIER.fullmatch(table):
+        raise SessionConfigError(
+            f"table must be a plain SQL identifier (letters, digits, _; at most 48), got {table!r}"
+        )
+    if table.lower().startswith(("pg_", "sqlite_")):
+        raise SessionConfigError(
+            f"table must not start with 'pg_' or 'sqlite_' (system catalogs), got {table!r}"
+        )
+    return table
+
+
+def _session_key() -> sa.types.TypeEngine[bytes]:
+    return sa.LargeBinary().with_variant(mysql.VARBINARY(MAX_SESSION_ID_BYTES), *_MYSQL)
+
+
+def _tables(table: str) -> tuple[sa.Table, sa.Table, sa.Table]:
+    """The items, locks and migrations tables of a store, on a metadata of their own."""
+    metadata = sa.MetaData()
+    options: dict[str, Any] = {
+        "mysql_engine": "InnoDB",
+        "mysql_charset": "utf8mb4",
+        "mysql_collate": "utf8mb4_bin",
+    }
+    items = sa.Table(
+        table,
+        metadata,
+        sa.Column(
+            "id",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            primary_key=True,
+            autoincrement=True,
+        ),
+        sa.Column("session_id", _session_key(), nullable=False),
+        sa.Column("payload", sa.Text().with_variant(mysql.LONGTEXT(), *_MYSQL), nullable=False),
+        sa.Index(f"{table}_session_idx", "session_id", "id"),
+        **options,
+    )
+    locks = sa.Table(
+        f"{table}_locks",
+        metadata,
+        sa.Column("session_id", _session_key(), primary_key=True),
+        **options,
+    )
+    migrations = sa.Table(
+        MIGRATIONS_TABLE,
+        metadata,
+        sa.Column("table_name", sa.String(64), primary_key=True),
+        sa.Column("version", sa.Integer(), primary_key=True, autoincrement=False),
+        sa.Column("applied_at", sa.DateTime(), nullable=False, server_default=sa.func.now()),
+        **options,
+    )
+    return items, locks, migrations
+
+
+def _driver_url(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    return _DEFAULT_DRIVERS.get(scheme.lower(), scheme) + sep + rest
+
+
+class SQLAlchemyStore(BaseStore):
+    """Sessions stored in one table of any database SQLAlchemy's asyncio extension drives.
+
+    Give either ``url`` (the store creates its engines and disposes of them in
+    :meth:`close`) or ``engine`` (an ``AsyncEngine`` you own; never disposed by us). The
+    tables are created (or migrated) on first use; with ``create=False`` nothing is
+    created, and a missing table raises ``BackendDatabaseMissingError``. ``timeout`` bounds
+    the wait for a free pooled connection; ``max_connections`` sizes the store's own pools.
+
+    An engine's connections belong to the event loop that opened them, so the store keeps
+    one engine per running loop: an injected engine serves the first loop that uses the
+    store; other loops get an engine of the store's own on the same URL. Use a database
+    file with SQLite: an in-memory database is private to one connection.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: AsyncEngine | None = None,
+        table: str = DEFAULT_TABLE,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        timeout: float = DEFAULT_TIMEOUT,
+        create: bool = True,
+    ) -> None:
+        if (url is None) == (engine is None):
+            raise ValueError("SQLAlchemyStore needs exactly one of url= or engine=")
+        self.table = _check_table(table)
+        if (
+            isinstance(max_connections, bool)
+            or not isinstance(max_connections, int)
+            or max_connections < 1
+        ):
+            raise SessionConfigError(
+                f"max_connections must be an int >= 1, got {max_connections!r}"
+            )
+        self.timeout = check_timeout("timeout", timeout)
+        self._max_connections = max_connections
+        self._create = bool(create)
+        self._injected = engine
+        if engine is not None:
+            if not isinstance(engine, AsyncEngine):
+                raise TypeError(
+                    f"engine must be a sqlalchemy AsyncEngine, got {type(engine).__name__}"
+                )
+            self._url: sa.URL = engine.url
+        else:
+            if not isinstance(url, str):
+                raise TypeError(f"url must be a str, got {type(url).__name__}")
+            try:
+                self._url = sa.make_url(_driver_url(url))
+            except sa_exc.ArgumentError as exc:
+                raise SessionConfigError(f"bad SQLAlchemy URL {mask_url(url)!r}: {exc}") from None
+        self.url = self._url.render_as_string(hide_password=True)
+        self._secrets = url_secrets(self._url.render_as_string(hide_password=False))
+        self._dialect = self._url.get_backend_name()
+        self._items, self._locks, self._migrations = _tables(self.table)
+        self._engines: PerLoop[AsyncEngine] = PerLoop(_drop_engine)
+        self._injected_free = engine is not None
+        self._ready = False
+        self._prepare_locks: PerLoop[asyncio.Lock] = PerLoop()
+        self._statements()
+
+    @property
+    def location(self) -> str:
+        return f"{self.url} table {self.table}"
+
+    def session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> SQLAlchemySession:
+        """A handle on ``session_id`` in this store; closing it leaves the store open."""
+        return SQLAlchemySession(session_id, store=self, session_settings=session_settings)
+
+    def _statements(self) -> None:
+        items, locks = self._items, self._locks
+        sid = sa.bindparam("sid", type_=_session_key())
+        self._get_all = (
+            sa.select(items.c.id, items.c.payload)
+            .where(items.c.session_id == sid)
+            .order_by(items.c.id)
+        )
+        self._get_latest = (
+            sa.select(items.c.id, items.c.payload)
+            .where(items.c.session_id == sid)
+            .order_by(items.c.id.desc())
+            .limit(sa.bindparam("n", type_=sa.Integer()))
+        )
+        self._newest = self._get_latest.with_for_update()
+        self._insert = sa.insert(items)
+        self._delete_one = sa.delete(items).where(items.c.id == sa.bindparam("item_id"))
+        # MariaDB only (MySQL has no DELETE ... RETURNING); the table name was checked.
+        self._pop_returning = sa.text(
+            f"DELETE FROM {self.table} WHERE session_id = :sid ORDER BY id DESC LIMIT 1"
+            " RETURNING id, payload"
+        ).bindparams(sa.bindparam("sid", type_=_session_key()))
+        self._clear_items = sa.delete(items).where(items.c.session_id == sid)
+        self._clear_lock = sa.delete(locks).where(locks.c.session_id == sid)
+        self._lock: sa.Executable
+        if self._dialect in _MYSQL:
+            upsert = mysql.insert(locks).values(session_id=sid)
+            self._lock = upsert.on_duplicate_key_update(session_id=upsert.inserted.session_id)
+        elif self._dialect == "postgresql":
+            pg_upsert = postgresql.insert(locks).values(session_id=sid)
+            self._lock = pg_upsert.on_conflict_do_update(
+                index_elements=[locks.c.session_id],
+                set_={"session_id": pg_upsert.excluded.session_id},
+            )
+        elif self._dialect == "sqlite":
+            lite_upsert = sqlite.insert(locks).values(session_id=sid)
+            self._lock = lite_upsert.on_conflict_do_update(
+                index_elements=[locks.c.session_id],
+                set_={"session_id": lite_upsert.excluded.session_id},
+            )
+        else:
+            raise SessionConfigError(
+                f"the SQLAlchemy backend supports MariaDB/MySQL, PostgreSQL and SQLite, "
+                f"not {self._dialect!r} ({self.url})"
+            )
+
+    # -- the store operations (BaseStore's hooks) ------------------------------------------
+
+    async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
+        key = session_id.encode("utf-8")
+        async with self._connection() as conn:
+            if limit is None:
+                result = await conn.execute(self._get_all, {"sid": key})
+                rows = result.all()
+            else:
+                result = await conn.execute(self._get_latest, {"sid": key, "n": limit})
+                rows = result.all()[::-1]
+        return decode_items([(row[0], row[1]) for row in rows], where=self._where)
+
+    async def _add_items(self, session_id: str, encoded: list[str]) -> None:
+        key = session_id.encode("utf-8")
+        rows = [{"session_id": key, "payload": payload} for payload in encoded]
+
+        async def write(conn: AsyncConnection) -> None:
+            await conn.execute(self._lock, {"sid": key})
+            await conn.execute(self._insert, rows)
+
+        await self._transaction(write)
+
+    async def _pop_item(self, session_id: str) -> Item | None:
+        key = session_id.encode("utf-8")
+
+        async def pop(conn: AsyncConnection) -> Item | None:
+            # MariaDB deletes and returns the newest row in one statement, its row lock
+            # making a concurrent pop wait and then take the next one; elsewhere the
+            # session's lock row serializes pops.
+            returning = bool(getattr(conn.dialect, "is_mariadb", False))
+            if not returning:
+                await conn.execute(self._lock, {"sid": key})
+            while True:
+                if returning:
+                    row = (await conn.execute(self._pop_returning, {"sid": key})).first()
+                else:
+                    row = (await conn.execute(self._newest, {"sid": key, "n": 1})).first()
+                if row is None:
+                    return None
+                if not returning:
+                    await conn.execute(self._delete_one, {"item_id": row[0]})
+                item = decode_item(row[1], where=self._where(row[0]))
+                if item is not None:
+                    return item
+                # A corrupt newest row is removed and skipped; the next one is the latest.
+
+        popped: Item | None = await self._transaction(pop)
+        return popped
+
+    async def _clear_session(self, session_id: str) -> None:
+        key = session_id.encode("utf-8")
+
+        async def clear(conn: AsyncConnection) -> None:
+            # The lock first, as writers take it: a clear never deadlocks with them.
+            await conn.execute(self._lock, {"sid": key})
+            await conn.execute(self._clear_items, {"sid": key})
+            await conn.execute(self._clear_lock, {"sid": key})
+
+        await self._transaction(clear)
+
+    async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
+        # Ids in byte order of their UTF-8 encoding (a binary column), which is the code
+        # point order of Python's str comparison.
+        column = self._items.c.session_id
+        query = sa.select(column).distinct().order_by(column).limit(limit + 1)
+        if cursor is None or cursor < prefix:
+            query = query.where(column >= prefix.encode("utf-8"))
+        else:
+            query = query.where(column > cursor.encode("utf-8"))
+        if prefix:
+            # UTF-8 never holds 0xff: the ids starting with the prefix sort below this.
+            raw = prefix.encode("utf-8")
+            query = query.where(column < raw[:-1] + bytes([raw[-1] + 1]))
+        async with self._connection() as conn:
+            rows = (await conn.execute(query)).all()
+        ids = [bytes(row[0]).decode("utf-8") for row in rows]
+        if len(ids) > limit:
+            return SessionsPage(ids[:limit], ids[limit - 1])
+        return SessionsPage(ids, None)
+
+    async def _close(self) -> None:
+        """Dispose of every engine this store created, each on its own loop (an injected
+        engine stays open)."""
+        injected = self._injected
+
+        async def dispose(engine: AsyncEngine) -> None:
+            if engine is not injected:
+                await engine.dispose()
+
+        await self._engines.close_all(dispose, self.timeout + 5)
+
+    # -- connections and errors ------------------------------------------------------------
+
+    def _where(self, item_id: int) -> str:
+        return f"{self.url} table {self.table} id {item_id}"
+
+    def _new_engine(self) -> AsyncEngine:
+        if self._injected_free and self._injected is not None:
+            self._injected_free = False
+            return self._injected
+        # Every connection of ours comes back with its transaction ended (committed, or
+        # rolled back by SQLAlchemy's Connection on close): the pool's own rollback on
+        # return would only cost a round trip per call.
+        kwargs: dict[str, Any] = {"pool_reset_on_return": None}
+        if self._dialect != "sqlite":
+            kwargs.update(
+                pool_size=self._max_connections, max_overflow=0, pool_timeout=self.timeout
+            )
+        try:
+            return create_async_engine(self._url, **kwargs)
+        except ImportError as exc:
+            raise ImportError(
+                f"the SQLAlchemy backend cannot load the driver of {self.url}: {exc} "
+                f'(pip install "agent-sessions[sqlalchemy]" brings asyncmy and aiosqlite)'
+            ) from exc
+
+    def _engine(self) -> AsyncEngine:
+        return self._engines.get(self._new_engine)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection of the running loop's engine, the tables ready, every
+        driver error turned into a ``SessionError``."""
+        engine = self._engine()
+        if not self._ready:
+            async with self._prepare_locks.get(asyncio.Lock):
+                if not self._ready:
+                    await self._prepare(engine)
+        connected = False
+        try:
+            async with engine.connect() as conn:
+                connected = True
+                yield conn
+        except SessionError:
+            raise
+        except (sa_exc.SQLAlchemyError, OSError) as exc:
+            raise self._translate(exc, connected=connected) from exc
+
+    async def _transaction(self, work: Callable[[AsyncConnection], Any]) -> Any:
+        """Run ``work`` in one transaction, committed only once it returned; retried when
+        the database chose it as a deadlock victim (rolled back: nothing was stored)."""
+        for attempt in range(_RETRIES):
+            try:
+                async with self._connection() as conn, conn.begin():
+                    return await work(conn)
+            except SessionBackendError as exc:
+                if attempt + 1 == _RETRIES or not _is_deadlock(exc.__cause__):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _translate(self, exc: BaseException, *, connected: bool) -> SessionError:
+        where = f"{_DIALECT_NAMES.get(self._dialect, self._dialect)} at {self.url}"
+        orig = getattr(exc, "orig", None) or exc
+        text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+        text = scrub(text, self._secrets)
+        code = _error_code(orig)
+        sqlstate = str(getattr(orig, "sqlstate", "") or "")
+        lowered = text.lower()
+        if code in (1044, 1045, 1698) or sqlstate.startswith("28"):
+            return BackendAuthenticationError(f"{where} refused the credentials: {text}")
+        if code == 1049 or sqlstate == "3D000" or "unable to open database" in lowered:
+            return BackendDatabaseMissingError(f"{where}: the database does not exist: {text}")
+        if not connected:
+            return BackendUnreachableError(f"{where} is unreachable: {text}")
+        if isinstance(exc, sa_exc.DBAPIError) and not exc.connection_invalidated:
+            # The server refused the statement: it was not executed (or rolled back).
+            return SessionBackendError(f"{where} refused the statement: {text}")
+        return SessionBackendError(f"{where} failed: {text}", may_have_written=True)
+
+    async def _prepare(self, engine: AsyncEngine) -> None:
+        """Bring the tables to ``SCHEMA_VERSION`` once per store (serialized across the
+        store's loops by a lock per loop and across clients by the database)."""
+        connected = False
+        try:
+            async with engine.connect() as conn:
+                connected = True
+                if self._create:
+                    await self._migrate(conn)
+                else:
+                    await self._check_schema(conn)
+        except SessionError:
+            raise
+        except (sa_exc.SQLAlchemyError, OSError) as exc:
+            raise self._translate(exc, connected=connected) from exc
+        self._ready = True
+
+    async def _migrate(self, conn: AsyncConnection) -> None:
+        await self._server_lock(conn, acquire=True)
+        # SQLite runs the whole migration in the one transaction that holds its lock.
+        commit = conn.commit if self._dialect != "sqlite" else _nothing
+        try:
+            await conn.run_sync(self._migrations.create, checkfirst=True)
+            await commit()
+            current = await self._version(conn)
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                if version == 1:
+                    names = await conn.run_sync(
+                        lambda sync: set(sa.inspect(sync).get_table_names())
+                    )
+                    taken = {self._items.name, self._locks.name} & names
+                    if taken:
+                        raise ForeignDataError(
+                            f"table {sorted(taken)[0]!r} exists but was not created by "
+                            f"agent-sessions' SQLAlchemy backend (no entry in "
+                            f"{MIGRATIONS_TABLE}); choose another table name"
+                        )
+                    await conn.run_sync(self._items.create)
+                    await conn.run_sync(self._locks.create)
+                await conn.execute(
+                    sa.insert(self._migrations).values(table_name=self.table, version=version)
+                )
+                await conn.commit()
+        finally:
+            # A failed statement leaves PostgreSQL's open transaction unusable: end it first.
+            await conn.rollback()
+            await self._server_lock(conn, acquire=False)
+            await conn.commit()
+
+    async def _server_lock(self, conn: AsyncConnection, *, acquire: bool) -> None:
+        """Serialize migrations across clients: a named lock on MySQL, an advisory lock on
+        PostgreSQL, the database file's write lock on SQLite (until the commit)."""
+        name = f"agent_sessions_sa:{self.table}"
+        if self._dialect == "sqlite":
+            if acquire:
+                await conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif self._dialect in _MYSQL:
+            if acquire:
+                await conn.execute(sa.text("SELECT GET_LOCK(:name, 30)"), {"name": name})
+            else:
+                await conn.execute(sa.text("SELECT RELEASE_LOCK(:name)"), {"name": name})
+        elif self._dialect == "postgresql":
+            call = "pg_advisory_lock" if acquire else "pg_advisory_unlock"
+            await conn.execute(sa.text(f"SELECT {call}(hashtext(:name))"), {"name": name})
+
+    async def _version(self, conn: AsyncConnection) -> int:
+        """The recorded version of this store's table (0: none); a newer one is refused."""
+        result = await conn.execute(
+            sa.select(sa.func.coalesce(sa.func.max(self._migrations.c.version), 0)).where(
+                self._migrations.c.table_name == self.table
+            )
+        )
+        current = int(result.scalar_one())
+        if current > SCHEMA_VERSION:
+            raise UnsupportedSchemaError(
+                f"table {self.table!r} has schema version {current}, newer than this "
+                f"library's {SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
+            )
+        return current
+
+    async def _check_schema(self, conn: AsyncConnection) -> None:
+        """Refuse a table that is missing or not at ``SCHEMA_VERSION``, creating nothing."""
+        has = await conn.run_sync(lambda sync: sa.inspect(sync).has_table(MIGRATIONS_TABLE))
+        version = await self._version(conn) if has else 0
+        if version < SCHEMA_VERSION:
+            raise BackendDatabaseMissingError(
+                f"{self.url} holds no agent-sessions table {self.table!r}; nothing was changed"
+            )
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _drop_engine(engine: AsyncEngine) -> None:
+    """Forget the pooled connections of an engine whose loop has closed (nothing can be
+    awaited there any more); the garbage collector closes them."""
+    engine.sync_engine.dispose(close=False)
+
+
+def _error_code(exc: BaseException) -> int | None:
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _is_deadlock(exc: BaseException | None) -> bool:
+    orig = getattr(exc, "orig", None) or exc
+    if orig is None:
+        return False
+    sqlstate = str(getattr(orig, "sqlstate", "") or "")
+    return _error_code(orig) in (1205, 1213) or sqlstate in ("40P01", "40001")
+
+
+class SQLAlchemySession(BaseSession[SQLAlchemyStore]):
+    """One conversation in a database reached through SQLAlchemy.
+
+    ``SQLAlchemySession("user_123", "mysql+asyncmy://...")`` opens its own store (disposed
+    of with the session); ``store.session("user_123")`` borrows a shared one. Keyword
+    arguments ``engine``, ``table``, ``max_connections`` and ``timeout`` are those of
+    :class:`SQLAlchemyStore`. Session ids longer than ``MAX_SESSION_ID_BYTES`` in UTF-8
+    are refused here with ``InvalidSessionIdError``.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        url: str | None = None,
+        *,
+        engine: AsyncEngine | None = None,
+        store: SQLAlchemyStore | None = None,
+        table: str = DEFAULT_TABLE,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        timeout: float = DEFAULT_TIMEOUT,
+        session_settings: SessionSettings | None = None,
+    ) -> None:
+        def own_store() -> tuple[SQLAlchemyStore, Release]:
+            if url is None and engine is None:
+                raise SessionConfigError("SQLAlchemySession needs a url, an engine or a store")
+            opened = SQLAlchemyStore(
+                url, engine=engine, table=table, max_connections=max_connections, timeout=timeout
+            )
+            return opened, opened.close
+
+        if store is not None:
+            self.refuse_options_with_store(
+                url=url is not None,
+                engine=engine is not None,
+                table=table != DEFAULT_TABLE,
+                max_connections=max_connections != DEFAULT_MAX_CONNECTIONS,
+                timeout=timeout != DEFAULT_TIMEOUT,
+            )
+        super().__init__(
+            session_id,
+            store=store if store is not None else own_store,
+            session_settings=session_settings,
+        )
+
+    @classmethod
+    def check_session_id(cls, session_id: object) -> str:
+        """Also refuses an id longer than ``MAX_SESSION_ID_BYTES`` in UTF-8 (the index's
+        limit on every database)."""
+        checked = super().check_session_id(session_id)
+        size = len(checked.encode("utf-8"))
+        if size > MAX_SESSION_ID_BYTES:
+            raise InvalidSessionIdError(
+                f"session_id is {size} bytes in UTF-8; SQLAlchemy sessions take at most "
+                f"{MAX_SESSION_ID_BYTES} (the limit of its index)"
+            )
+        return checked

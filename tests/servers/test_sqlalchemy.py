@@ -1,0 +1,435 @@
+"""The SQLAlchemy backend: the conformance kit over MariaDB, PostgreSQL and SQLite, and its
+own behaviour (URLs, injected engines, schema versions, errors).
+
+MariaDB is read from ``MYSQL_URL`` (default: the local server `.ci/services` starts),
+PostgreSQL from ``DATABASE_URL``; a server that does not answer skips its tests (a failure
+under CI, see tests/conftest.py). Every run uses tables of its own, dropped at the end.
+The frozen-server tests of the kit are skipped: they need a server of the test's own
+behind a proxy, which these classes do not set up (the shared servers are never frozen).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from agent_sessions import (
+    BackendDatabaseMissingError,
+    BackendUnreachableError,
+    ForeignDataError,
+    InvalidSessionIdError,
+    Item,
+    Session,
+    SessionConfigError,
+    SessionSettings,
+    UnsupportedSchemaError,
+    open_session,
+    open_store,
+)
+from agent_sessions.cli import main as cli_main
+from agent_sessions.sqlalchemy import (
+    MAX_SESSION_ID_BYTES,
+    MIGRATIONS_TABLE,
+    SCHEMA_VERSION,
+    SQLAlchemySession,
+    SQLAlchemyStore,
+)
+from agent_sessions.testing import SessionConformance
+
+DEFAULT_MYSQL_URL = "mysql+asyncmy://root@127.0.0.1:3306/test"
+DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _reachable(url: str, what: str) -> str:
+    async def ping() -> None:
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(ping())
+    except Exception as exc:
+        pytest.skip(f"{what} not reachable at {url}: {_first_line(exc)}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def mysql_url() -> str:
+    return _reachable(os.environ.get("MYSQL_URL", DEFAULT_MYSQL_URL), "MariaDB (MYSQL_URL)")
+
+
+@pytest.fixture(scope="session")
+def sa_postgres_url() -> str:
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    rest = url.partition("://")[2]
+    return _reachable(f"postgresql+psycopg://{rest}", "PostgreSQL (DATABASE_URL)")
+
+
+@pytest.fixture(scope="session")
+def created_tables() -> Iterator[list[tuple[str, str]]]:
+    """(url, table) pairs this run created on the servers; dropped afterwards."""
+    created: list[tuple[str, str]] = []
+    yield created
+
+    async def drop() -> None:
+        for url, table in created:
+            engine = create_async_engine(url)
+            try:
+                async with engine.begin() as conn:
+                    for name in (table, f"{table}_locks"):
+                        await conn.execute(sa.text(f"DROP TABLE IF EXISTS {name}"))
+                    if await conn.run_sync(
+                        lambda sync: sa.inspect(sync).has_table(MIGRATIONS_TABLE)
+                    ):
+                        await conn.execute(
+                            sa.text(f"DELETE FROM {MIGRATIONS_TABLE} WHERE table_name = :t"),
+                            {"t": table},
+                        )
+            finally:
+                await engine.dispose()
+
+    asyncio.run(drop())
+
+
+def _new_table(url: str, created: list[tuple[str, str]]) -> str:
+    table = f"test_sa_{uuid.uuid4().hex[:12]}"
+    created.append((url, table))
+    return table
+
+
+@pytest.fixture(scope="session")
+def mysql_kit_table(mysql_url: str, created_tables: list[tuple[str, str]]) -> str:
+    """The table the kit's MariaDB sessions share in this run."""
+    return _new_table(mysql_url, created_tables)
+
+
+@pytest.fixture(scope="session")
+def sa_postgres_kit_table(sa_postgres_url: str, created_tables: list[tuple[str, str]]) -> str:
+    """The table the kit's PostgreSQL sessions share in this run."""
+    return _new_table(sa_postgres_url, created_tables)
+
+
+@pytest.fixture(params=["mariadb", "postgresql", "sqlite"])
+def any_url(
+    request: pytest.FixtureRequest, tmp_path: Path, created_tables: list[tuple[str, str]]
+) -> tuple[str, str]:
+    """(url, fresh table) on each database in turn."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", "items"
+    fixture = "mysql_url" if request.param == "mariadb" else "sa_postgres_url"
+    url: str = request.getfixturevalue(fixture)
+    return url, _new_table(url, created_tables)
+
+
+class _Kit(SessionConformance):
+    supports_processes = True
+    url: str
+    table: str
+    store: SQLAlchemyStore
+
+    async def create_session(
+        self, session_id: str, *, session_settings: SessionSettings | None = None
+    ) -> Session:
+        return self.store.session(session_id, session_settings=session_settings)
+
+    def child_session_factory(self) -> Callable[[str], Session]:
+        return functools.partial(SQLAlchemySession, url=self.url, table=self.table)
+
+    async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
+        """Insert ``raw`` as a foreign writer would. A text column of MariaDB or
+        PostgreSQL refuses bytes that are not UTF-8 (or a NUL), so no such row can exist
+        there and that test is skipped."""
+        assert isinstance(session, SQLAlchemySession)
+        await session.get_items(limit=1)  # the store creates its table on first use
+        engine = create_async_engine(self.url)
+        table = sa.table(self.table, sa.column("session_id"), sa.column("payload"))
+        value: str | bytes = raw
+        if not self.url.startswith("sqlite"):
+            try:
+                value = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                pytest.skip(f"a text column cannot hold {raw!r}: no such row")
+            if "\x00" in value:
+                pytest.skip(f"a text column cannot hold {raw!r}: no such row")
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(
+                    sa.insert(table).values(
+                        session_id=session.session_id.encode("utf-8"), payload=value
+                    )
+                )
+        finally:
+            await engine.dispose()
+
+
+class TestSQLAlchemyMariaDB(_Kit):
+    @pytest.fixture(autouse=True)
+    async def sa_store(self, mysql_url: str, mysql_kit_table: str) -> AsyncIterator[None]:
+        self.url, self.table = mysql_url, mysql_kit_table
+        async with SQLAlchemyStore(mysql_url, table=self.table) as store:
+            self.store = store
+            yield
+
+
+class TestSQLAlchemyPostgres(_Kit):
+    @pytest.fixture(autouse=True)
+    async def sa_store(
+        self, sa_postgres_url: str, sa_postgres_kit_table: str
+    ) -> AsyncIterator[None]:
+        self.url, self.table = sa_postgres_url, sa_postgres_kit_table
+        async with SQLAlchemyStore(sa_postgres_url, table=self.table) as store:
+            self.store = store
+            yield
+
+
+class TestSQLAlchemySQLite(_Kit):
+    @pytest.fixture(autouse=True)
+    async def sa_store(self, tmp_path: Path) -> AsyncIterator[None]:
+        self.url, self.table = f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", "items"
+        async with SQLAlchemyStore(self.url, table=self.table) as store:
+            self.store = store
+            yield
+
+
+# -- the backend's own behaviour -------------------------------------------------------------
+
+
+async def test_open_session_picks_the_backend_and_reads_our_options(
+    any_url: tuple[str, str],
+) -> None:
+    url, table = any_url
+    session = open_session(f"{url}?table={table}&max_connections=2", "from-url")
+    try:
+        assert isinstance(session, SQLAlchemySession)
+        assert session.store.table == table
+        await session.add_items([{"role": "user", "content": "ünïcode ☃ 😀"}])
+        assert await session.get_items() == [{"role": "user", "content": "ünïcode ☃ 😀"}]
+    finally:
+        await session.close()
+
+
+async def test_a_driverless_mysql_url_means_asyncmy(
+    mysql_url: str, created_tables: list[tuple[str, str]]
+) -> None:
+    plain = mysql_url.replace("mysql+asyncmy://", "mysql://", 1)
+    table = _new_table(mysql_url, created_tables)
+    store = open_store(f"{plain}?table={table}")
+    try:
+        assert isinstance(store, SQLAlchemyStore)
+        assert store.url.startswith("mysql+asyncmy://")
+        session = store.session("plain")
+        await session.add_items([{"n": 1}])
+        assert await session.get_items() == [{"n": 1}]
+    finally:
+        await store.close()
+
+
+async def test_an_injected_engine_is_used_and_never_disposed(any_url: tuple[str, str]) -> None:
+    url, table = any_url
+    engine = create_async_engine(url)
+    try:
+        store = SQLAlchemyStore(engine=engine, table=table)
+        session = store.session("injected")
+        await session.add_items([{"n": 1}, {"n": 2}])
+        await store.close()
+        # Still ours: the engine answers after the store closed, and sees the items.
+        async with engine.connect() as conn:
+            count = await conn.execute(sa.text(f"SELECT count(*) FROM {table}"))
+            assert count.scalar_one() == 2
+        again = SQLAlchemySession("injected", engine=engine, table=table)
+        assert await again.get_items(limit=1) == [{"n": 2}]
+        await again.close()
+        async with engine.connect() as conn:
+            await conn.execute(sa.text("SELECT 1"))
+    finally:
+        await engine.dispose()
+
+
+async def test_a_rejected_batch_stores_nothing_and_leaves_the_order(
+    any_url: tuple[str, str],
+) -> None:
+    url, table = any_url
+    async with SQLAlchemyStore(url, table=table) as store:
+        session = store.session("atomic")
+        await session.add_items([{"n": 0}])
+        with pytest.raises(TypeError):
+            await session.add_items([{"n": 1}, {"bad": object()}])
+        await session.add_items([{"n": 2}])
+        assert await session.get_items() == [{"n": 0}, {"n": 2}]
+
+
+async def test_create_false_on_a_missing_table_creates_nothing(any_url: tuple[str, str]) -> None:
+    url, table = any_url
+    async with SQLAlchemyStore(url, table=table, create=False) as store:
+        with pytest.raises(BackendDatabaseMissingError, match=table):
+            await store.session("x").get_items()
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            names = await conn.run_sync(lambda sync: sa.inspect(sync).get_table_names())
+        assert table not in names
+    finally:
+        await engine.dispose()
+
+
+async def test_a_newer_schema_version_is_refused(any_url: tuple[str, str]) -> None:
+    url, table = any_url
+    async with SQLAlchemyStore(url, table=table) as store:
+        await store.session("x").add_items([{"n": 1}])
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                sa.text(f"INSERT INTO {MIGRATIONS_TABLE} (table_name, version) VALUES (:t, :v)"),
+                {"t": table, "v": SCHEMA_VERSION + 1},
+            )
+        async with SQLAlchemyStore(url, table=table) as newer:
+            with pytest.raises(UnsupportedSchemaError, match="upgrade agent-sessions"):
+                await newer.session("x").get_items()
+        async with engine.connect() as conn:
+            count = await conn.execute(sa.text(f"SELECT count(*) FROM {table}"))
+            assert count.scalar_one() == 1  # untouched
+    finally:
+        await engine.dispose()
+
+
+async def test_a_table_we_did_not_create_is_refused(any_url: tuple[str, str]) -> None:
+    url, table = any_url
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(sa.text(f"CREATE TABLE {table} (other INTEGER)"))
+        async with SQLAlchemyStore(url, table=table) as store:
+            with pytest.raises(ForeignDataError, match="choose another table name"):
+                await store.session("x").add_items([{"n": 1}])
+        async with engine.connect() as conn:
+            columns = await conn.run_sync(lambda sync: sa.inspect(sync).get_columns(table))
+        assert [column["name"] for column in columns] == ["other"]
+    finally:
+        await engine.dispose()
+
+
+async def test_ids_differing_in_case_or_trailing_spaces_are_distinct_sessions(
+    any_url: tuple[str, str],
+) -> None:
+    url, table = any_url
+    async with SQLAlchemyStore(url, table=table) as store:
+        ids = ["same", "Same", "same ", "same\x00"]
+        for number, session_id in enumerate(ids):
+            await store.session(session_id).add_items([{"n": number}])
+        for number, session_id in enumerate(ids):
+            assert await store.session(session_id).get_items() == [{"n": number}]
+        page = await store.list_sessions(prefix="s")
+        assert page.session_ids == ["same", "same\x00", "same "]
+
+
+async def test_list_sessions_pages_through_ids_in_byte_order(any_url: tuple[str, str]) -> None:
+    url, table = any_url
+    async with SQLAlchemyStore(url, table=table) as store:
+        ids = ["a/1", "a/2", "a/é", "a/😀", "b/1", "a"]
+        for session_id in ids:
+            await store.session(session_id).add_items([{"id": session_id}])
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = await store.list_sessions(prefix="a/", cursor=cursor, limit=2)
+            seen += page.session_ids
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert seen == ["a/1", "a/2", "a/é", "a/😀"]
+
+
+async def test_a_session_id_too_long_for_the_index_is_refused() -> None:
+    with pytest.raises(InvalidSessionIdError, match=str(MAX_SESSION_ID_BYTES)):
+        SQLAlchemySession("é" * (MAX_SESSION_ID_BYTES // 2 + 1), "sqlite+aiosqlite:///x.db")
+
+
+async def test_an_unreachable_server_is_reported() -> None:
+    async with SQLAlchemyStore("mysql+asyncmy://root@127.0.0.1:1/test") as store:
+        with pytest.raises(BackendUnreachableError, match="unreachable"):
+            await store.session("x").get_items()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"table": "bad-name"}, "plain SQL identifier"),
+        ({"table": "pg_items"}, "system catalogs"),
+        ({"max_connections": 0}, "max_connections"),
+        ({"timeout": -1}, "timeout"),
+    ],
+)
+def test_bad_options_are_refused(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(SessionConfigError, match=message):
+        SQLAlchemyStore("sqlite+aiosqlite:///x.db", **kwargs)  # type: ignore[arg-type]
+
+
+def test_an_unsupported_dialect_is_refused() -> None:
+    with pytest.raises(SessionConfigError, match="supports MariaDB/MySQL, PostgreSQL and SQLite"):
+        SQLAlchemyStore("mssql+aioodbc://u@host/db")
+
+
+def test_the_admin_cli_moves_sessions_through_every_database_byte_for_byte(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    mysql_url: str,
+    sa_postgres_url: str,
+    created_tables: list[tuple[str, str]],
+) -> None:
+    sessions: dict[str, list[Item]] = {
+        "user 'one'; DROP TABLE x": [
+            {"role": "user", "content": "héllo 👋 \u0000 end"},
+            {"zeta": 1, "alpha": {"b": [1, 2.5, None, True], "a": 1e16}},
+        ],
+        "ユーザー-2": [{"type": "message", "content": [{"type": "text", "text": "x" * 5000}]}],
+        "3": [{"n": i} for i in range(30)],
+    }
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    targets = [
+        f"{mysql_url}?table={_new_table(mysql_url, created_tables)}",
+        f"{sa_postgres_url}?table={_new_table(sa_postgres_url, created_tables)}",
+        f"sqlite+aiosqlite:///{tmp_path / 'target.db'}",
+    ]
+
+    async def fill() -> None:
+        store = open_store(source)
+        for session_id, items in sessions.items():
+            await store.session(session_id).add_items(items)
+        await store.close()
+
+    def cli(argv: list[str], stdin: str) -> str:
+        original = sys.stdin
+        sys.stdin = io.StringIO(stdin)
+        try:
+            status = cli_main(argv)
+        finally:
+            sys.stdin = original
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        return out
+
+    asyncio.run(fill())
+    exported = cli(["export", source], "")
+    assert len(exported.splitlines()) == 33
+    for target in targets:
+        cli(["import", target], exported)
+        assert cli(["export", target], "").encode() == exported.encode()
+        assert cli(["list", target], "").splitlines() == sorted(sessions)
