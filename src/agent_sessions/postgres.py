@@ -142,9 +142,9 @@ class PostgresStore(BaseStore):
     Give either ``url`` (the store creates its pools, which run no background task: each
     call connects in its own task when no idle connection is left; closed in
     :meth:`close`) or ``pool`` (a ``psycopg_pool.AsyncConnectionPool`` you own whose
-    connections are in autocommit mode; never closed by us). The table is created (or migrated) on first
-    use; with ``create=False`` nothing is created, and a missing table raises
-    ``BackendDatabaseMissingError``. Every call is bounded: ``timeout`` (a free pooled
+    connections are in autocommit mode; never closed by us). The table is created (or
+    migrated) on first use; with ``create=False`` nothing is created, and a missing table
+    raises ``BackendDatabaseMissingError``. Every call is bounded: ``timeout`` (a free pooled
     connection), ``connect_timeout`` (a new connection), ``statement_timeout`` (set on
     each connection of the store's own pools) and ``socket_timeout`` (the reply), in
     seconds.
