@@ -346,6 +346,78 @@ async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
     for session in _histories.values():
         await _close(session)
     _histories.clear()
+    print()
+    await run_compaction(repeats, directory)
+
+
+COMPACTION_HISTORY = 250  # items (125 turns of a question and an answer) when compacting
+COMPACTION_THRESHOLD = 200
+COMPACTION_RUNS = 20
+
+
+async def run_compaction(repeats: int, directory: Path) -> None:
+    """Compaction's cost per turn, ours over our SQLite, with a model that costs nothing
+    (``OfflineModel``): a real model's call (seconds) comes on top, outside the store."""
+    from agent_sessions.bounded import CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    def turns(count: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for n in range(count // 2):
+            items += [{"role": "user", "content": f"question {n}"}]
+            items += [{"role": "assistant", "content": f"answer {n}"}]
+        return items
+
+    rows: list[tuple[str, str, float]] = []
+    for plain in sqlite_targets(directory):
+        if plain.implementation != "ours" or plain.storage == "file FULL":
+            continue
+        checks: list[float] = []
+        compactions: list[float] = []
+        for _ in range(repeats):
+            below = CompactingSession(
+                plain.open_session(_fresh_id("below")),
+                model=OfflineModel(),
+                threshold=COMPACTION_THRESHOLD,
+            )
+            await below.add_items(turns(COMPACTION_THRESHOLD - 50))
+            started = time.perf_counter()
+            for _ in range(COMPACTION_RUNS):
+                await below.after_run()
+            checks.append((time.perf_counter() - started) / COMPACTION_RUNS)
+            await below.close()
+            spent = 0.0
+            for _ in range(COMPACTION_RUNS):
+                over = CompactingSession(
+                    plain.open_session(_fresh_id("over")),
+                    model=OfflineModel(["a summary of the conversation"]),
+                    threshold=COMPACTION_THRESHOLD,
+                )
+                await over.add_items(turns(COMPACTION_HISTORY))
+                started = time.perf_counter()
+                await over.after_run()
+                spent += time.perf_counter() - started
+                assert len(await over.get_items()) == 5  # summary + the last 2 turns
+                await over.close()
+            compactions.append(spent / COMPACTION_RUNS)
+        rows.append(
+            (
+                f"after_run, {COMPACTION_THRESHOLD - 50} items, threshold "
+                f"{COMPACTION_THRESHOLD}: no compaction",
+                plain.storage,
+                statistics.median(checks),
+            )
+        )
+        rows.append(
+            (
+                f"after_run, {COMPACTION_HISTORY} items: compacted to 5",
+                plain.storage,
+                statistics.median(compactions),
+            )
+        )
+    lines = ["| CompactingSession | storage | per call |", "|---|---|---|"]
+    lines += [f"| {name} | {storage} | {_format_seconds(t)} |" for name, storage, t in rows]
+    print("\n".join(lines))
 
 
 def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float]]) -> str:
@@ -972,6 +1044,9 @@ def main() -> None:
     parser.add_argument(
         "--wrappers-only", action="store_true", help="only the wrappers' overhead on SQLite"
     )
+    parser.add_argument(
+        "--compaction-only", action="store_true", help="only compaction's cost per turn"
+    )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
@@ -979,6 +1054,10 @@ def main() -> None:
     if arguments.quick:
         print("Quick run: every size divided by 10 (the row labels name the full sizes).")
     print()
+    if arguments.compaction_only:
+        with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            asyncio.run(run_compaction(arguments.repeats, Path(directory)))
+        return
     if arguments.wrappers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))

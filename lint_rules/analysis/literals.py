@@ -51,12 +51,13 @@ def with_renamed_values(fields: list[Field], renames: Renames) -> list[Field]:
     """Allow the new spelling of a value that ``renames`` (LR001) renames: the
     declaration is renamed in the same ``fix``, and until then both spellings are
     valid, so the two rules never undo each other's fixes."""
-    if not renames.bare:
+    renamed = {**renames.bare, **renames.strings}
+    if not renamed:
         return fields
     return [
         replace(
             field,
-            values=field.values | {new for old, new in renames.bare.items() if old in field.values},
+            values=field.values | {new for old, new in renamed.items() if old in field.values},
         )
         for field in fields
     ]

@@ -7,12 +7,13 @@ import re
 from typing import TYPE_CHECKING
 
 from lint_rules.analysis.renames import Renames, Target, parse_renames
+from lint_rules.analysis.string_values import COMPARED, LITERAL, ValuePositions, value_positions
 from lint_rules.codemod.references import OTHER, UNKNOWN
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
 from lint_rules.rule import Edit, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from lint_rules.analysis.project import Project
@@ -22,10 +23,21 @@ if TYPE_CHECKING:
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _HASH = {"renames": {"hash": "unsafe_hash"}}
 _ATTRS_HASH = {"renames": {"attr:s(hash)": "unsafe_hash"}}
+_EVENT = {"renames": {"strings": {"response.audio.delta": "response.output_audio.delta"}}}
 _FROM = re.compile(r"from\s*(?:\.\s*)*")
 _AS = re.compile(r"\s*as\s+")
 STRING_DATA = "a string's text may be data rather than the name (a key, an alias, an event)"
 """Why a bare entry's fix of a string constant is unsafe."""
+STRING_VALUE = (
+    "the string is not compared with a field, nor passed to one whose `Literal` declares "
+    "the new value: it may be data (a key, an alias, a payload)"
+)
+"""Why a string rename's fix outside a value position is unsafe."""
+LITERAL_DECLARATION = (
+    "a `Literal` declaration lists the values its field accepts: keep the old one while "
+    "senders may still use it"
+)
+"""Why a string rename's fix of a ``Literal[...]`` member is unsafe."""
 _ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
 
@@ -37,7 +49,9 @@ class StaleNameRule(Rule):
     names, attributes, imported modules and names (including `as` aliases),
     keyword arguments, definitions (functions, classes, parameters, `global`,
     `except ... as`, `case` captures), and string literals whose whole value is
-    the old name. Names are resolved by scope (the compiler's symbol tables):
+    the old name; and, for a string rename (`renames.strings`), string
+    literals whose whole value is the old string. Names are resolved by scope
+    (the compiler's symbol tables):
     a name that resolves to a builtin (`hash(x)` when `hash` was renamed) is not
     the renamed one and is left alone, and when the project defines the old
     name itself, an attribute of a module imported from outside the project
@@ -95,6 +109,18 @@ class StaleNameRule(Rule):
     `__all__`, and the attribute name passed to `getattr`, `hasattr`, `setattr`
     or `delattr` (a bare entry renames that attribute everywhere).
 
+    A string rename (`renames.strings`, see Options) rewrites the string as
+    safe only where it is the value of the renamed thing: compared with a field
+    (`event.type == "old"`, `event["type"] != "old"`, `event.type in ("old",
+    ...)` with a literal tuple, list or set, a `case "old":` of `match
+    event.type`), or passed to a field whose `Literal` declares the new value
+    (`Event(type="old")` or `case Event(type="old")`, with `Event.type` in
+    `[tool.lint_rules.literals]`: LR002's fields). Anywhere else (a dict key,
+    an alias, test data, a docstring, a comparison with a plain variable) the
+    finding's fix is unsafe and says why; so is a `Literal[...]` declaration
+    that still lists the old value (renaming it makes the field refuse what
+    senders still send).
+
     How a rename is judged: for a qualified target defined in the project, every
     occurrence of its old
     spelling in the project's files (names, attributes, keywords in calls and
@@ -119,8 +145,8 @@ class StaleNameRule(Rule):
     target.
 
     ## Options
-    `[tool.lint_rules.renames]`: a table of `old = "new"`, where `new` is a
-    Python identifier and `old` is one of:
+    `[tool.lint_rules.renames]`: a table of `old = "new"` (and a `strings`
+    table, below), where `new` is a Python identifier and `old` is one of:
 
     - `old_name`: every binding and use of that spelling (except builtins),
       and strings whose whole value is it;
@@ -145,6 +171,15 @@ class StaleNameRule(Rule):
     "agents.items:RunItem.raw_item" = "raw"
     ```
 
+    String values go in its `strings` table, `"old" = "new"` with any text
+    (dots, dashes, spaces): both non-empty and different, and no new string
+    renamed again; anything else is a configuration error naming the entry.
+
+    ```toml
+    [tool.lint_rules.renames.strings]
+    "response.audio.delta" = "response.output_audio.delta"
+    ```
+
     With no entries the rule reports nothing.
     """
 
@@ -152,9 +187,11 @@ class StaleNameRule(Rule):
     NAME = "stale-name"
     MESSAGE = "`{old}` was renamed to `{new}`"
     OPTIONS = ("renames",)
+    READS = ("literals",)
 
     VALID = (
         Valid("handoff_occurred(item)", options=_RENAMES),
+        Valid('if event.type == "response.audio.delta.x":\n    pass\n', options=_EVENT),
         Valid("handoff_occured = handoff_occurred  # noqa: LR001", options=_RENAMES),
         Valid("log('handoff_occured twice')", options=_RENAMES),
         Valid("event = f'handoff_occured'", options=_RENAMES),
@@ -166,6 +203,23 @@ class StaleNameRule(Rule):
         Valid("def key(value, hash=None):\n    return hash\n", options=_ATTRS_HASH),
     )
     INVALID = (
+        Invalid(
+            'if event.type == "response.audio.delta":\n    play(event)\n',
+            message="`response.audio.delta` was renamed to `response.output_audio.delta`",
+            line=1, column=18, end_line=1, end_column=40,
+            replacement='if event.type == "response.output_audio.delta":\n    play(event)\n',
+            options=_EVENT,
+        ),
+        Invalid(
+            'HANDLERS = {"response.audio.delta": play}\n',
+            message=(
+                "`response.audio.delta` was renamed to `response.output_audio.delta`; "
+                f"unsafe fix: {STRING_VALUE}"
+            ),
+            line=1, column=13, end_line=1, end_column=35,
+            replacement='HANDLERS = {"response.output_audio.delta": play}\n',
+            options=_EVENT,
+        ),
         Invalid(
             "handoff_occured(item)",
             message="`handoff_occured` was renamed to `handoff_occurred`",
@@ -321,9 +375,19 @@ class StaleNameRule(Rule):
         """Local name -> module, for every ``import module [as name]`` of the file."""
         self._name_strings_of: object = None
         self._name_string_ids: set[int] = set()
+        self._positions_of: object = None
+        self._positions = ValuePositions()
+        self._declared, self._sources = _declared_values(
+            options.get("literals", {}) if self.renames.strings else {}, project
+        )
 
     def prefilter(self, text: str) -> bool:
-        return any(old in text for old in self.old_names)
+        return any(old in text for old in self.old_names) or any(
+            old in text for old in self.renames.strings
+        )
+
+    def dependencies(self) -> list[Path]:
+        return self._sources
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.old_names:  # the common case, kept cheap
@@ -426,7 +490,12 @@ class StaleNameRule(Rule):
             self._check_at_end(node.name, node, anchored=True)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if not isinstance(node.value, str) or node.value not in self.renames.bare:
+        if not isinstance(node.value, str):
+            return
+        if node.value in self.renames.strings:
+            self._check_string(node)
+            return
+        if node.value not in self.renames.bare:
             return
         body = self.file.string_body(node)
         if body is not None:  # not an f-string part, nor spelt with escapes or concatenation
@@ -437,6 +506,28 @@ class StaleNameRule(Rule):
             else:
                 fix = self.replace(body, new, safe=False)
                 self.report(node, f"{message}; unsafe fix: {STRING_DATA}", fix)
+
+    def _check_string(self, node: ast.Constant) -> None:
+        """A string rename's old value: safe where it is a field's value, else unsafe."""
+        body = self.file.string_body(node)
+        if body is None:  # an f-string part, or spelt with escapes or concatenation
+            return
+        old = str(node.value)
+        new = self.renames.strings[old]
+        message = self.MESSAGE.format(old=old, new=new)
+        if self._positions_of is not self.file:
+            self._positions_of = self.file
+            self._positions = value_positions(self.file.ast_tree, self._declared)
+        kind = self._positions.kinds.get(id(node))
+        passed = self._positions.passed.get(id(node))
+        if kind == LITERAL:
+            fix = self.replace(body, new, safe=False)
+            self.report(node, f"{message}; unsafe fix: {LITERAL_DECLARATION}", fix)
+        elif kind == COMPARED or (passed is not None and new in passed):
+            self.report(node, message, self.replace(body, new))
+        else:
+            fix = self.replace(body, new, safe=False)
+            self.report(node, f"{message}; unsafe fix: {STRING_VALUE}", fix)
 
     def _name_strings(self) -> set[int]:
         """The string constants of this file that are names, not data (``id`` of each)."""
@@ -646,6 +737,28 @@ def name_strings(tree: ast.Module) -> set[int]:
         ):
             found.add(id(node.args[1]))
     return found
+
+
+def _declared_values(
+    literals: object, project: Project | None
+) -> tuple[Mapping[str, Mapping[str, frozenset[str]]], list[Path]]:
+    """Class -> attribute -> the values its ``Literal`` declares, from LR002's
+    ``literals`` table (read only when there are string renames), and the sources read."""
+    if not literals:
+        return {}, []
+    from lint_rules.analysis.declarations import Declarations
+    from lint_rules.analysis.literals import parse_literals
+
+    declarations = project.declarations if project is not None else Declarations(None)
+    declared: dict[str, dict[str, frozenset[str]]] = {}
+    sources: set[Path] = set()
+    for field in parse_literals(literals, declarations):
+        sources.update(field.sources)
+        if field.owner is not None:
+            attributes = declared.setdefault(field.owner, {})
+            known = attributes.get(field.attribute, frozenset())
+            attributes[field.attribute] = known | field.values
+    return declared, sorted(sources)
 
 
 def _qualified_judge(project: Project, root: Path, renames: Renames) -> ProjectRenames:

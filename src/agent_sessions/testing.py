@@ -46,6 +46,12 @@ and pytest runs every test of the kit against ``MySession``. Requirements and ch
   :mod:`agent_sessions.errors` (``agent_sessions.base.BaseSession`` does all of this).
 
 Test names are stable: reports refer to them.
+
+The kit tests itself (tests/sessions/ in this repository, described in tests/README.md):
+every kit test fails a backend broken in the way it guards, and every single check of it
+(each ``assert`` and ``pytest.raises``) is weakened in turn to show that some broken
+backend then gets through, so no check of the kit is dead weight. The few that no backend
+can fail alone are listed there with the reason.
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 fails the backend broken in exactly the way it guards.
 
 The mutation self-test runs the whole kit, in one in-process pytest, on ``ListSession`` and
-on each broken backend registered in ``MUTANT_REGISTRIES``, and checks for each mutant the
-exact set of failing tests and the passed, skipped and errored counts. A kit test without a
-broken backend, or a mutant for a test the kit no longer has, fails it.
+on each broken backend (guard) of the registries of ``GUARD_REGISTRIES`` (the GUARDS
+declaration: a kit test has one guard per property it checks), and checks for each guard
+the exact set of failing tests and the passed, skipped and errored counts. A kit test
+without a guard, or a guard for a test the kit no longer has, fails it.
+tests/sessions/test_kit_checks.py shows that every single check of every kit test is
+guarded.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from .list_session import ListKit, ListSession, ListStore
 
 __all__ = ["ListSession", "ListStore", "TestListSession"]
 
-MUTANT_REGISTRIES: dict[str, str] = {
-    # module under tests/sessions: its dict of kit test name -> broken backend (or Mutant)
+GUARD_REGISTRIES: dict[str, str] = {
+    # module under tests/sessions: its dict of kit test name -> broken backend, Mutant, or a
+    # tuple of them (one per property the test checks)
     "kit_mutants": "MUTANTS",
     "kit_mutants_loops": "LOOP_MUTANTS",
+    "kit_guards": "GUARDS",
 }
-"""Where the broken backends come from: one line per module."""
+"""Where the broken backends (guards) come from: one line per module. The guards of a kit
+test add up across registries."""
 
 COMPOSITE_TESTS = frozenset(
     {
@@ -79,22 +85,54 @@ def kit_test_names() -> set[str]:
     }
 
 
-def registered_mutants() -> dict[str, tuple[type, frozenset[str]]]:
-    """Kit test name -> (broken backend, the kit tests it must fail), from every registry."""
+@dataclass(frozen=True)
+class Guard:
+    """One broken backend of the declaration: the kit test it is declared for, its place
+    among that test's guards, the backend, and every kit test (or ``name[param]``) it must
+    fail."""
+
+    test: str
+    index: int
+    backend: type
+    fails: frozenset[str]
+
+    @property
+    def label(self) -> str:
+        return f"{self.backend.__name__} (guard {self.index} of {self.test})"
+
+    @property
+    def run_key(self) -> str:
+        """A backend runs the kit once, whichever tests it guards."""
+        return f"{self.backend.__module__}.{self.backend.__qualname__}"
+
+
+def guards() -> dict[str, list[Guard]]:
+    """Kit test name -> its guards, in declaration order, from every registry of
+    ``GUARD_REGISTRIES``: the GUARDS declaration."""
     from .kit_mutants import Mutant
 
-    mutants: dict[str, tuple[type, frozenset[str]]] = {}
-    for module_name, attribute in MUTANT_REGISTRIES.items():
+    declared: dict[str, list[Guard]] = {}
+    for module_name, attribute in GUARD_REGISTRIES.items():
         module = importlib.import_module(f"{__package__}.{module_name}")
-        registry: dict[str, type | Mutant] = getattr(module, attribute)
-        for test, entry in registry.items():
-            if test in mutants:
-                raise AssertionError(f"{module_name}.{attribute}: {test} has a mutant already")
-            if isinstance(entry, Mutant):
-                mutants[test] = (entry.backend, entry.fails or frozenset({test}))
-            else:
-                mutants[test] = (entry, frozenset({test}))
-    return mutants
+        registry: dict[str, object] = getattr(module, attribute)
+        for test, value in registry.items():
+            entries = value if isinstance(value, tuple) else (value,)
+            for entry in entries:
+                own = declared.setdefault(test, [])
+                if isinstance(entry, Mutant):
+                    backend, fails = entry.backend, entry.fails or frozenset({test})
+                elif isinstance(entry, type):
+                    backend, fails = entry, frozenset({test})
+                else:
+                    raise TypeError(f"{module_name}.{attribute}[{test!r}]: {entry!r}")
+                if any(guard.backend is backend for guard in own):
+                    raise AssertionError(f"{module_name}.{attribute}: {test} lists {backend} twice")
+                own.append(Guard(test, len(own), backend, fails))
+    return declared
+
+
+def all_guards() -> list[Guard]:
+    return [guard for test in sorted(guards()) for guard in guards()[test]]
 
 
 def _kit_class(name: str, backend: type) -> type:
@@ -120,16 +158,12 @@ class _Reports:
             outcomes.skipped.add(test_id)
 
 
-def run_kit_on_mutants(directory: Path) -> dict[str, Outcomes]:
-    """The whole kit on ListSession ("correct") and on every mutant (by the kit test it is
-    for), in one pytest in this process."""
-    mutants = sorted(registered_mutants().items())
-    classes = {"TestCorrect": _kit_class("TestCorrect", ListSession)}
-    for index, (_, (backend, _)) in enumerate(mutants):
-        classes[f"TestMutant{index}"] = _kit_class(f"TestMutant{index}", backend)
-    module = types.ModuleType("kit_mutants_under_test")
+def run_inner_pytest(classes: dict[str, type], directory: Path) -> dict[str, Outcomes]:
+    """Run the kit classes ``classes`` (name -> class) in one pytest in this process: what
+    each reported, by class name."""
+    module = types.ModuleType("kit_classes_under_test")
     module.__dict__.update(classes)
-    (directory / "test_mutants.py").write_text(f"from {module.__name__} import *\n")
+    (directory / "test_kit_classes.py").write_text(f"from {module.__name__} import *\n")
     reports = _Reports()
     saved_path, saved_modules = list(sys.path), set(sys.modules)
     sys.modules[module.__name__] = module
@@ -140,7 +174,7 @@ def run_kit_on_mutants(directory: Path) -> dict[str, Outcomes]:
     try:
         code = pytest.main(
             [
-                str(directory / "test_mutants.py"),
+                str(directory / "test_kit_classes.py"),
                 f"--rootdir={directory}",
                 "-c",
                 os.devnull,
@@ -165,13 +199,24 @@ def run_kit_on_mutants(directory: Path) -> dict[str, Outcomes]:
         gc.enable()
         sys.path[:] = saved_path
         for name in set(sys.modules) - saved_modules:
-            if name in (module.__name__, "test_mutants"):
+            if name in (module.__name__, "test_kit_classes"):
                 del sys.modules[name]
         gc.collect()
     assert code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), f"inner pytest: {code!r}"
-    runs = {"correct": reports.by_class["TestCorrect"]}
-    for index, (test, _) in enumerate(mutants):
-        runs[test] = reports.by_class.get(f"TestMutant{index}", Outcomes())
+    return {name: reports.by_class.get(name, Outcomes()) for name in classes}
+
+
+def run_kit_on_mutants(directory: Path) -> dict[str, Outcomes]:
+    """The whole kit on ListSession (``"correct"``) and on every guard's backend (by its
+    ``run_key``), in one pytest in this process."""
+    backends = {guard.run_key: guard.backend for guard in all_guards()}
+    classes = {"TestCorrect": _kit_class("TestCorrect", ListSession)}
+    names = {key: f"TestGuard{index}" for index, key in enumerate(sorted(backends))}
+    for key, name in names.items():
+        classes[name] = _kit_class(name, backends[key])
+    outcomes = run_inner_pytest(classes, directory)
+    runs = {"correct": outcomes["TestCorrect"]}
+    runs.update({key: outcomes[name] for key, name in names.items()})
     return runs
 
 
@@ -191,13 +236,13 @@ def _expand(spec: frozenset[str], universe: set[str]) -> set[str]:
     return expanded
 
 
-def test_every_kit_test_has_exactly_one_broken_backend() -> None:
-    kit, mutants = kit_test_names(), set(registered_mutants())
-    assert not kit - mutants, (
+def test_every_kit_test_has_a_guard() -> None:
+    kit, declared = kit_test_names(), set(guards())
+    assert not kit - declared, (
         f"kit tests without a broken backend (add one to a registry of "
-        f"MUTANT_REGISTRIES in tests/sessions/test_kit.py): {sorted(kit - mutants)}"
+        f"GUARD_REGISTRIES in tests/sessions/test_kit.py): {sorted(kit - declared)}"
     )
-    assert not mutants - kit, f"mutants for tests the kit does not have: {sorted(mutants - kit)}"
+    assert not declared - kit, f"guards for tests the kit does not have: {sorted(declared - kit)}"
 
 
 @pytest.mark.timeout(600)
@@ -216,29 +261,44 @@ def test_the_correct_backend_passes_the_whole_kit(kit_runs: dict[str, Outcomes])
     }
 
 
-@pytest.mark.timeout(600)
-@pytest.mark.parametrize("test", sorted(kit_test_names()))
-def test_the_kit_test_fails_its_broken_backend(kit_runs: dict[str, Outcomes], test: str) -> None:
-    if test in NEEDS_FREEZE_HOOKS:
-        pytest.skip("needs the frozen-server hooks: checked in tests/sessions/test_loop_mutants.py")
-    mutants = registered_mutants()
-    if test not in mutants:
-        pytest.fail(f"{test} has no broken backend", pytrace=False)
-    backend, spec = mutants[test]
-    correct, run = kit_runs["correct"], kit_runs[test]
-    universe = correct.passed | correct.skipped
-    expected = _expand(spec, universe)
+def expected_failures(guard: Guard, correct: Outcomes) -> set[str]:
+    """The node ids ``guard`` must fail: its spec, over what the correct backend runs."""
+    return _expand(guard.fails, correct.passed | correct.skipped)
+
+
+def complaint(guard: Guard, correct: Outcomes, run: Outcomes) -> str | None:
+    """What the self-test says of ``guard``'s run of the kit (``None``: as declared)."""
+    expected = expected_failures(guard, correct)
     # The event-loop tests compose the basic operations (and each other's): a backend
     # broken in one place may fail those too, on top of the tests its spec names.
     expected |= {t for t in run.failed if t.split("[")[0] in COMPOSITE_TESTS}
-    assert test in {test_id.split("[")[0] for test_id in expected}, (
-        f"the mutant for {test} is not declared to fail it: {sorted(spec)}"
-    )
-    assert run.errored == set(), f"{backend.__name__}: errors in {sorted(run.errored)}"
-    assert run.failed == expected, (
-        f"{backend.__name__}: unexpected failures {sorted(run.failed - expected)}, "
-        f"expected failures that passed {sorted(expected - run.failed)}"
-    )
-    assert Counter(passed=len(run.passed), skipped=len(run.skipped)) == Counter(
+    if run.errored:
+        return f"{guard.label}: errors in {sorted(run.errored)}"
+    if run.failed != expected:
+        return (
+            f"{guard.label}: unexpected failures {sorted(run.failed - expected)}, "
+            f"expected failures that passed {sorted(expected - run.failed)}"
+        )
+    counts = Counter(passed=len(run.passed), skipped=len(run.skipped))
+    if counts != Counter(
         passed=len(correct.passed - expected), skipped=len(correct.skipped - expected)
-    )
+    ):
+        return f"{guard.label}: {counts} passed and skipped"
+    return None
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("test", sorted(kit_test_names()))
+def test_the_kit_test_fails_its_broken_backends(kit_runs: dict[str, Outcomes], test: str) -> None:
+    if test in NEEDS_FREEZE_HOOKS:
+        pytest.skip("needs the frozen-server hooks: checked in tests/sessions/test_loop_mutants.py")
+    declared = guards().get(test)
+    if not declared:
+        pytest.fail(f"{test} has no broken backend", pytrace=False)
+    correct = kit_runs["correct"]
+    for guard in declared:
+        assert test in {name.split("[")[0] for name in guard.fails}, (
+            f"{guard.label} is not declared to fail {test}: {sorted(guard.fails)}"
+        )
+        said = complaint(guard, correct, kit_runs[guard.run_key])
+        assert said is None, said
