@@ -4,10 +4,11 @@ Three comparisons, each printed as a markdown table, side by side in one run:
 
 ``startup``
     A one-file ``check --no-cache`` of a typical file of this repository (all rules,
-    this repository's configuration) against a bare ``python -c pass`` and ``ruff
-    check`` on the same file, in interleaved rounds (15 by default); medians and the
-    median of the per-round ratios. Then ``python -X importtime`` of the same check:
-    the modules that cost the most to import.
+    this repository's configuration) and the same ``check`` answered by a warm cache
+    (what pre-commit runs on a small commit) against a bare ``python -c pass``, ``ruff
+    check`` and ``typos`` on the same file, in interleaved rounds (15 by default),
+    bytecode written; medians and the median of the per-round ratios. Then ``python -X
+    importtime`` of both checks: the modules that cost the most to import.
 ``protocols``
     ``lint_rules protocols`` on a copy of the Agents SDK's sdist with its Session
     implementations configured: cold (no cache, no daemon), warm (nothing changed) and
@@ -57,6 +58,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 TYPICAL_FILE = "src/agent_sessions/agent.py"
 PYTHON = sys.executable
 RUFF = str(Path(PYTHON).with_name("ruff"))
+TYPOS = str(Path(PYTHON).with_name("typos"))
 PYCACHE = Path(tempfile.gettempdir()) / "lint_rules-benchmark-pycache"
 
 SDK_LINT_CONFIG = """
@@ -121,14 +123,18 @@ def main() -> None:
 
 def startup(rounds: int, before: Path | None) -> None:
     check = ["check", "--no-cache", TYPICAL_FILE]
+    warm = ["check", TYPICAL_FILE]  # what pre-commit runs on a small commit: the cache answers
     commands = {
         "`python -c pass`": [PYTHON, "-c", "pass"],
         "`lint_rules check --no-cache`, all rules": [PYTHON, "-m", "lint_rules", *check],
+        "`lint_rules check`, warm cache": [PYTHON, "-m", "lint_rules", *warm],
         "`ruff check --no-cache`": [RUFF, "check", "--no-cache", "--quiet", TYPICAL_FILE],
+        "`typos`": [TYPOS, "--format", "brief", TYPICAL_FILE],
     }
     if before is not None:
         commands["the same, before (`--before`)"] = [PYTHON, "-c", RUN_FROM, str(before), *check]
-    for command in commands.values():  # warm the OS's file cache, check that each runs
+        commands["warm cache, before (`--before`)"] = [PYTHON, "-c", RUN_FROM, str(before), *warm]
+    for command in commands.values():  # warm the OS's file cache and ours, check each runs
         _wall(command, REPOSITORY)
     times: dict[str, list[float]] = {label: [] for label in commands}
     load_before = _load()
@@ -137,7 +143,7 @@ def startup(rounds: int, before: Path | None) -> None:
         order = labels[index % len(labels) :] + labels[: index % len(labels)]
         for label in order:
             times[label].append(_wall(commands[label], REPOSITORY))
-    bare, ours, ruff = (times[label] for label in labels[:3])
+    bare = times["`python -c pass`"]
     print(
         f"\n### Start-up: one-file check of `{TYPICAL_FILE}` "
         f"({rounds} interleaved rounds; load average {load_before} before, {_load()} after)\n"
@@ -151,17 +157,24 @@ def startup(rounds: int, before: Path | None) -> None:
             f"| {label} | {median * 1000:.0f} | {min(values) * 1000:.0f} "
             f"| {max(values) * 1000:.0f} | {median / base:.2f}x |"
         )
-    per_round = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
-    print(
-        f"\n- lint_rules / python -c pass (target <= 6): **{statistics.median(ours) / base:.2f}x**"
-        f" of the medians, {per_round:.2f}x median of the per-round ratios"
-    )
-    print(f"- lint_rules / ruff: {statistics.median(ours) / statistics.median(ruff):.2f}x")
-    print("\n#### Import-time profile, now\n")
-    import_profile(commands["`lint_rules check --no-cache`, all rules"])
+    ruff = statistics.median(times["`ruff check --no-cache`"])
+    for label in ("`lint_rules check --no-cache`, all rules", "`lint_rules check`, warm cache"):
+        ours = times[label]
+        per_round = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
+        print(
+            f"\n- {label} / python -c pass (target <= 6): "
+            f"**{statistics.median(ours) / base:.2f}x** of the medians, {per_round:.2f}x "
+            f"median of the per-round ratios; {statistics.median(ours) / ruff:.2f}x ruff"
+        )
+    for label, command in (
+        ("now", commands["`lint_rules check`, warm cache"]),
+        ("now, `--no-cache`", commands["`lint_rules check --no-cache`, all rules"]),
+    ):
+        print(f"\n#### Import-time profile, {label}\n")
+        import_profile(command)
     if before is not None:
-        print("\n#### Import-time profile, before\n")
-        import_profile(commands["the same, before (`--before`)"])
+        print("\n#### Import-time profile, before, warm cache\n")
+        import_profile(commands["warm cache, before (`--before`)"])
 
 
 def import_profile(command: list[str], top: int = 12) -> None:
@@ -201,7 +214,15 @@ def import_profile(command: list[str], top: int = 12) -> None:
     }
     for name, micros in sorted(cumulative.items(), key=lambda item: -item[1])[:top]:
         print(f"| `{name}` | {micros / 1000:.1f} |")
-    heavy = [name for name in ("libcst", "typos", "multiprocessing", "concurrent") if name in names]
+    watched = (
+        "libcst",
+        "typos",
+        "multiprocessing",
+        "concurrent",
+        "subprocess",
+        "importlib.metadata",
+    )
+    heavy = [name for name in watched if name in names]
     print(f"\nHeavy packages imported: {', '.join(heavy) if heavy else 'none'}")
 
 

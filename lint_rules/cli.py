@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
@@ -57,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lint-rules", description="Lint rules ruff cannot express."
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show program's version number and exit"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="report findings")
     fix = commands.add_parser("fix", help="apply fixes, report what is left")
@@ -178,8 +179,25 @@ def _serve(rules: Sequence[type[Rule]], use_cache: bool = True) -> int:
     return server_main(rules, use_cache)
 
 
+class _Version(argparse.Action):
+    """``--version``, as argparse's own, but reading the version only when asked: the
+    distribution metadata (``importlib.metadata``) costs a check run time it never needs."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        sys.stdout.write(f"{parser.prog} {_version()}\n")  # stdout, as argparse's
+        parser.exit()
+
+
 def _version() -> str:
     """The installed distribution's version (pre-commit runs this package uninstalled)."""
+    from importlib import metadata
+
     try:
         return metadata.version("agent-sessions")
     except metadata.PackageNotFoundError:

@@ -4,12 +4,16 @@
 ``read_protocol`` gives the members of a ``Protocol`` class. Both read through a
 ``Declarations`` (a project's: ``Project.declarations``), which locates the module
 in the project root (without one, the working directory), then its ``src/`` (a
-src-layout project that is not installed), then ``sys.path`` without the working
-directory (``python -m`` puts it first), so that what is read does not depend on
-where the command runs. It searches with ``importlib.machinery.PathFinder`` one
-package level at a time, so no package ``__init__`` is executed, and raises
-``ConfigError`` naming the module and the name when it cannot be found, read, or is
-not what was asked. What it located and parsed it keeps, for its project's run only.
+src-layout project that is not installed), then the project's other first-party
+source roots (each directory of ``src/`` that is not a package itself, e.g.
+``src/<name>-types/``, and each nested project under the root: a directory with its
+own ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, with its ``src/``), then
+``sys.path`` without the working directory (``python -m`` puts it first), so that
+what is read does not depend on where the command runs or on ``PYTHONPATH``. It
+searches with ``importlib.machinery.PathFinder`` one package level at a time, so no
+package ``__init__`` is executed, and raises ``ConfigError`` naming the module and the
+name when it cannot be found, read, or is not what was asked. What it located and
+parsed it keeps, for its project's run only.
 """
 
 from __future__ import annotations
@@ -263,8 +267,9 @@ class Declarations:
 
     Modules are looked up from ``root`` (the project whose configuration names them;
     ``None``: the working directory at the time of the lookup) and ``root/src`` first,
-    then ``sys.path`` without the working directory. Belongs to one ``Project``, so
-    what it remembers lasts one run.
+    then the other first-party source roots (``first_party_roots``, looked for only
+    when a module is in neither), then ``sys.path`` without the working directory.
+    Belongs to one ``Project``, so what it remembers lasts one run.
     """
 
     def __init__(self, root: Path | None) -> None:
@@ -272,6 +277,7 @@ class Declarations:
         self._located: dict[tuple[str, str], tuple[Path, bool]] = {}
         self._parsed: dict[tuple[str, Path, int, int], ModuleSource] = {}
         self._recorders: list[set[Path]] = []
+        self._first_party: dict[str, list[str]] = {}
 
     def read_module(self, module: str) -> ModuleSource:
         """Locate and parse ``module``; ``ConfigError`` says what went wrong.
@@ -310,9 +316,20 @@ class Declarations:
         if found is None:
             installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
             try:
-                found = _locate(module, [root, os.path.join(root, "src"), *installed])
-            except ConfigError as error:
-                raise ConfigError(f"{error} (looked in {root}, its src/, then sys.path)") from None
+                found = _locate(module, [root, os.path.join(root, "src")])
+            except ConfigError as first:
+                if not _not_found(first, module):
+                    raise
+                nested = self._first_party.get(root)
+                if nested is None:
+                    nested = self._first_party[root] = first_party_roots(Path(root))
+                try:
+                    found = _locate(module, [*nested, *installed])
+                except ConfigError as error:
+                    raise ConfigError(
+                        f"{error} (looked in {root}, its src/, the nested projects and"
+                        " src/ directories under it, then sys.path)"
+                    ) from None
             self._located[(module, cwd)] = found
         return found
 
@@ -368,6 +385,60 @@ def _definitions(
                 children.extend(case.body)
             pending.extend(reversed(children))
     return result
+
+
+# Directories a project's own sources are never under.
+_NOT_SOURCES = frozenset(
+    {"node_modules", "site-packages", "__pycache__", "build", "dist", "venv", "env"}
+)
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+NESTED_DEPTH = 4
+"""How deep under the root nested projects are looked for."""
+
+
+def first_party_roots(root: Path) -> list[str]:
+    """The source roots of a project besides ``root`` and ``root/src``, in a stable
+    order: each directory of ``src/`` that is not itself a package (``src/<name>-types/``
+    holding ``<name>_types/``) with its own ``src/``, and each nested project (a
+    directory with a ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, at most
+    ``NESTED_DEPTH`` levels down, hidden and virtual-environment directories skipped)
+    with its ``src/``."""
+    roots: list[str] = []
+
+    def add(directory: Path) -> None:
+        for candidate in (directory, directory / "src"):
+            text = str(candidate)
+            if candidate.is_dir() and text not in roots:
+                roots.append(text)
+
+    src = root / "src"
+    for entry in _subdirectories(src):
+        if not (entry / "__init__.py").is_file() and not (entry / "__init__.pyi").is_file():
+            add(entry)
+    pending = [(root, 0)]
+    while pending:
+        directory, depth = pending.pop(0)
+        for entry in _subdirectories(directory):
+            if entry.name.startswith(".") or entry.name in _NOT_SOURCES:
+                continue
+            if (entry / "pyvenv.cfg").is_file():
+                continue
+            if any((entry / name).is_file() for name in _PROJECT_FILES):
+                add(entry)
+            if depth + 1 < NESTED_DEPTH:
+                pending.append((entry, depth + 1))
+    return [entry for entry in roots if entry not in (str(root), str(src))]
+
+
+def _subdirectories(directory: Path) -> list[Path]:
+    try:
+        return sorted(entry for entry in directory.iterdir() if entry.is_dir())
+    except OSError:
+        return []
+
+
+def _not_found(error: ConfigError, module: str) -> bool:
+    return str(error) == f"module {module!r} not found"
 
 
 def _locate(module: str, search_path: list[str]) -> tuple[Path, bool]:
@@ -649,8 +720,22 @@ def _single_literals(
                 into.pop(statement.target.id, None)
 
 
+def _unannotated(source: ModuleSource, expression: ast.expr) -> ast.expr:
+    """``expression`` without the ``Annotated[...]`` layers around it (generated SDKs
+    write ``Annotated[Union[A, B], PropertyInfo(discriminator="type")]``)."""
+    while (
+        isinstance(expression, ast.Subscript)
+        and typing_name(source, expression.value) == "Annotated"
+        and _subscript_arguments(expression)
+    ):
+        expression = _subscript_arguments(expression)[0]
+    return expression
+
+
 def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | None:
-    """The last names of a union's members (None if ``expression`` is not a union)."""
+    """The last names of a union's members (None if ``expression`` is not a union),
+    through ``Annotated[...]`` around the union and its members."""
+    expression = _unannotated(source, expression)
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
         members = [expression.left, expression.right]
     elif isinstance(expression, ast.Subscript) and typing_name(source, expression.value) in (
@@ -662,6 +747,7 @@ def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | Non
         return None
     names: set[str] = set()
     for member in members:
+        member = _unannotated(source, member)
         inner = _union_members(source, member)
         if inner is not None:
             names |= inner

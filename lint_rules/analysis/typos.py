@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lint_rules.rule import ConfigError
+
+if TYPE_CHECKING:  # subprocess is imported when typos runs, not on a run the cache answers
+    import subprocess
 
 TYPOS_CONFIG_NAMES = ("typos.toml", "_typos.toml", ".typos.toml")
 """typos' own configuration files, besides ``[tool.typos]`` in pyproject.toml."""
@@ -197,6 +200,8 @@ def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[st
 
 def _start_typos(arguments: list[str], cwd: Path, stdin: str) -> subprocess.Popen[bytes]:
     """typos started on ``arguments`` in ``cwd``, with ``stdin`` written to it."""
+    import subprocess
+
     executable = find_typos()
     if executable is None:
         raise ConfigError(

@@ -26,7 +26,6 @@ import os
 import queue
 import re
 import shutil
-import subprocess
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -118,6 +117,8 @@ class LanguageServer:
         self._waiting: dict[int, queue.Queue[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
+        import subprocess  # here, not at the top: a run the cache answers never needs it
+
         try:
             self._process = subprocess.Popen(
                 list(command),
@@ -191,6 +192,8 @@ class LanguageServer:
 
     def close(self) -> None:
         """Shut the server down (politely, then by force)."""
+        import subprocess
+
         if self._process.poll() is None:
             try:
                 self.request("shutdown", None, timeout=5.0)

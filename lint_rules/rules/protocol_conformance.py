@@ -125,8 +125,9 @@ class ProtocolConformanceRule(Rule):
     `[tool.lint_rules.protocols]`: a table of `"module:Protocol" = ["glob", ...]`;
     the globs (gitignore syntax, relative to the directory of pyproject.toml) say
     which files hold implementations. The module is found in the project root
-    (then its `src/`, then the import path) and read, never imported; a missing module or
-    class, or a class that is not a Protocol, is a configuration error.
+    (then its `src/`, the `src/*/` directories and nested projects under it, then the
+    import path) and read, never imported; a missing module or class, or a class that
+    is not a Protocol, is a configuration error.
     """
 
     CODE = "LR003"

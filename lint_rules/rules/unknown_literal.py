@@ -100,9 +100,11 @@ class UnknownLiteralRule(Rule):
     allow the union of their values. The value names a `Literal[...]` alias
     (plain, `TypeAlias`, PEP 695 `type`, unions and aliases of aliases) or an
     annotated class attribute (dataclass, pydantic model, TypedDict) in a module
-    found in the project root (then its `src/`, then the import path). The class's
-    discriminators, the union aliases holding it and its producers are read
-    from the module that declares the class (the value's module).
+    found in the project root (then its `src/`, the `src/*/` directories and nested
+    projects under it, then the import path). The class's
+    discriminators, the union aliases holding it (also written
+    `Annotated[Union[...], ...]`, members in `Annotated` too) and its producers are
+    read from the module that declares the class (the value's module).
 
     The value may also be an inline table, to name what that module does not
     declare:
@@ -248,19 +250,22 @@ class UnknownLiteralRule(Rule):
             parse_literals(options.get("literals", {}), declarations),
             parse_renames(options.get("renames", {})),
         )
-        self.by_attribute: dict[str, list[Field]] = {}
+        # Indexed once per run: a use site looks up its attribute (or class) name, and a
+        # receiver's types, never scanning the configured fields.
+        grouped: dict[str, list[Field]] = {}
         self.by_class: dict[str, dict[str, Field]] = {}
         for field in self.fields:
-            self.by_attribute.setdefault(field.attribute, []).append(field)
+            grouped.setdefault(field.attribute, []).append(field)
             if field.owner is not None:
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
-        self.use_site = _use_site_pattern(self.by_attribute, self.by_class)
+        self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
+        self.use_site = UseSites(self.by_attribute, self.by_class)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
         self._candidates_of: FileContext | None = None
 
     def prefilter(self, text: str) -> bool:
-        return self.use_site is not None and self.use_site.search(text) is not None
+        return self.use_site.admits(text)
 
     def dependencies(self) -> list[Path]:
         return sorted({path for field in self.fields for path in field.sources})
@@ -285,9 +290,9 @@ class UnknownLiteralRule(Rule):
             for mapping in _mapping_patterns(case.pattern):
                 for key, pattern in zip(mapping.keys, mapping.patterns, strict=True):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                        fields = self.by_attribute.get(key.value, [])
-                        if fields:
-                            self._candidate(node.subject, fields, matched_values(pattern))
+                        attribute = self.by_attribute.get(key.value)
+                        if attribute is not None:
+                            self._candidate(node.subject, attribute, matched_values(pattern))
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         callee = node.cls
@@ -318,16 +323,14 @@ class UnknownLiteralRule(Rule):
         self._candidates, self._candidates_of = [], None
         if not candidates:
             return
-        wanted = [c.receiver for c in candidates if any(f.owner for f in c.fields)]
+        wanted = [c.receiver for c in candidates if c.attribute.by_type]
         known = receiver_types(self.file.ast_tree, self.knowledge, wanted) if wanted else {}
         for candidate in candidates:
             types = known.get(id(candidate.receiver), frozenset())
-            usable = [field for field in candidate.fields if field.owner is None]
+            usable = list(candidate.attribute.unowned)
             certain = False
             others: set[str] = set()
-            for field in candidate.fields:
-                if field.owner is None or not types & (field.classes | field.unions):
-                    continue
+            for field in candidate.attribute.typed_by(types):
                 usable.append(field)
                 if types <= field.classes:
                     certain = True  # nothing else it may be
@@ -343,22 +346,22 @@ class UnknownLiteralRule(Rule):
             self._candidate(use[0], use[1], values)
 
     def _candidate(
-        self, receiver: ast.expr, fields: Sequence[Field], values: Sequence[ast.expr]
+        self, receiver: ast.expr, attribute: _Attribute, values: Sequence[ast.expr]
     ) -> None:
-        """Remember strings compared with ``fields`` of ``receiver`` that some field does
-        not allow, for ``check_file``."""
+        """Remember strings compared with ``attribute`` of ``receiver`` that some of its
+        fields does not allow, for ``check_file``."""
         suspects = [
             value
             for value in values
             if isinstance(value, ast.Constant)
             and isinstance(value.value, str)
-            and not all(value.value in field.values for field in fields)
+            and value.value not in attribute.common
         ]
         if not suspects:
             return
         if self._candidates_of is not self.file:
             self._candidates, self._candidates_of = [], self.file
-        self._candidates.append(_Candidate(receiver, tuple(fields), tuple(suspects)))
+        self._candidates.append(_Candidate(receiver, attribute, tuple(suspects)))
 
     def _check_value(self, node: ast.expr, fields: Sequence[Field], certain: bool) -> None:
         """Report ``node`` if it is a string none of ``fields`` allows; unless ``certain``
@@ -388,28 +391,61 @@ class UnknownLiteralRule(Rule):
 
 
 @dataclass(frozen=True)
+class _Attribute:
+    """The configured fields of one attribute (or key) name, indexed once per run."""
+
+    fields: tuple[Field, ...]
+    common: frozenset[str]
+    """The values every field allows: a compared string among them is never reported."""
+    unowned: tuple[Field, ...]
+    """The fields of keys without a class: checked on every receiver."""
+    by_type: Mapping[str, tuple[int, ...]]
+    """For each class or union name, the positions of the fields its instances have."""
+
+    @classmethod
+    def of(cls, fields: Sequence[Field]) -> _Attribute:
+        by_type: dict[str, list[int]] = {}
+        for position, field in enumerate(fields):
+            if field.owner is not None:
+                for name in field.classes | field.unions:
+                    by_type.setdefault(name, []).append(position)
+        return cls(
+            tuple(fields),
+            frozenset.intersection(*(field.values for field in fields)),
+            tuple(field for field in fields if field.owner is None),
+            {name: tuple(positions) for name, positions in by_type.items()},
+        )
+
+    def typed_by(self, types: Iterable[str]) -> list[Field]:
+        """The fields of a class (or union) a receiver of ``types`` may be, in
+        configuration order."""
+        positions = {position for name in types for position in self.by_type.get(name, ())}
+        return [self.fields[position] for position in sorted(positions)]
+
+
+@dataclass(frozen=True)
 class _Candidate:
     """Strings compared with a field of ``receiver``, to check once receivers are typed."""
 
     receiver: ast.expr
-    fields: tuple[Field, ...]
+    attribute: _Attribute
     values: tuple[ast.expr, ...]
 
 
 def _field_use(
-    node: ast.expr, by_attribute: Mapping[str, list[Field]]
-) -> tuple[ast.expr, list[Field]] | None:
+    node: ast.expr, by_attribute: Mapping[str, _Attribute]
+) -> tuple[ast.expr, _Attribute] | None:
     """The receiver and the fields of ``receiver.attr`` or ``receiver["attr"]``."""
     if isinstance(node, ast.Attribute):
-        fields = by_attribute.get(node.attr)
+        attribute = by_attribute.get(node.attr)
     elif isinstance(node, ast.Subscript):
         index = node.slice
         if not (isinstance(index, ast.Constant) and isinstance(index.value, str)):
             return None
-        fields = by_attribute.get(index.value)
+        attribute = by_attribute.get(index.value)
     else:
         return None
-    return (node.value, fields) if fields else None
+    return (node.value, attribute) if attribute is not None else None
 
 
 def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
@@ -427,15 +463,31 @@ def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
     return found
 
 
-def _use_site_pattern(attributes: Iterable[str], classes: Iterable[str]) -> re.Pattern[str] | None:
-    """Text every checked file contains: `.attr` (comments may sit between the dot and
-    the name inside brackets), a quoted `'attr'`, or a declaring class's name."""
-    attribute = "|".join(map(re.escape, attributes))
-    if not attribute:
-        return None
-    alternatives = [rf"\.\s*(?:#[^\n]*\n\s*)*(?:{attribute})\b", rf"['\"](?:{attribute})['\"]"]
-    alternatives.extend(rf"\b{re.escape(name)}\b" for name in classes)
-    return re.compile("|".join(alternatives))
+# Each finds the candidate names of one kind of use site, whatever the configuration:
+# `.attr` (comments may sit between the dot and the name inside brackets), a quoted
+# `'attr'`, and any word (a declaring class's name).
+_DOTTED = re.compile(r"\.\s*(?:#[^\n]*\n\s*)*(\w+)")
+_QUOTED = re.compile(r"['\"](\w+)(?=['\"])")
+_WORD = re.compile(r"\w+")
+
+
+class UseSites:
+    """The prefilter: whether a text contains `.attr` or a quoted `'attr'` of a configured
+    attribute, or a declaring class's name. A few fixed patterns find the candidate
+    names, looked up in sets, so a file costs the same with 5 or 500 configured keys."""
+
+    def __init__(self, attributes: Iterable[str], classes: Iterable[str]) -> None:
+        self.attributes = frozenset(attributes)
+        self.classes = frozenset(classes)
+
+    def admits(self, text: str) -> bool:
+        if not self.attributes:
+            return False
+        if self.classes and not self.classes.isdisjoint(_WORD.findall(text)):
+            return True
+        return not self.attributes.isdisjoint(
+            _DOTTED.findall(text)
+        ) or not self.attributes.isdisjoint(_QUOTED.findall(text))
 
 
 def closest(value: str, allowed: Sequence[str]) -> tuple[str | None, bool]:

@@ -137,13 +137,14 @@ def _check_table(table: object) -> str:
 
 
 class PostgresStore(BaseStore):
-    """Sessions stored in one PostgreSQL table, on ``psycopg_pool`` connection pools.
+    """Sessions stored in one PostgreSQL table, on connection pools of its own.
 
-    Give either ``url`` (the store creates its pools, opened on first use and closed in
-    :meth:`close`) or ``pool`` (an ``AsyncConnectionPool`` you own whose connections are
-    in autocommit mode; never closed by us). The table is created (or migrated) on first
-    use; with ``create=False`` nothing is created, and a missing table raises
-    ``BackendDatabaseMissingError``. Every call is bounded: ``timeout`` (a free pooled
+    Give either ``url`` (the store creates its pools, which run no background task: each
+    call connects in its own task when no idle connection is left; closed in
+    :meth:`close`) or ``pool`` (a ``psycopg_pool.AsyncConnectionPool`` you own whose
+    connections are in autocommit mode; never closed by us). The table is created (or
+    migrated) on first use; with ``create=False`` nothing is created, and a missing table
+    raises ``BackendDatabaseMissingError``. Every call is bounded: ``timeout`` (a free pooled
     connection), ``connect_timeout`` (a new connection), ``statement_timeout`` (set on
     each connection of the store's own pools) and ``socket_timeout`` (the reply), in
     seconds.

@@ -328,3 +328,31 @@ def test_phase_times_add_up_the_workers_phases(project: Path, tmp_path: Path) ->
     assert list(times) == ["discovery", "typos", "parse", "rules", "report"]
     assert times["typos"] == 0.0, "LR004 was not selected"
     assert all(times[phase] > 0 for phase in ("discovery", "parse", "rules", "report"))
+
+
+# Imported by a one-file check before (issue 27 point 3) and needed by none of its
+# steps when the cache answers: the distribution metadata is read for --version only,
+# subprocess when typos or a reference engine actually runs.
+NOT_ON_THE_CACHED_PATH = ("importlib.metadata", "subprocess")
+
+
+def test_a_one_file_check_the_cache_answers_imports_no_heavy_module(project: Path) -> None:
+    (project / "a.py").write_text("old_name()\n")
+    first = _cli("check", "a.py", cwd=project)
+    assert first.returncode == 1, first.stderr
+    command = [sys.executable, "-X", "importtime", "-m", "lint_rules", "check", "a.py"]
+
+    warm = subprocess.run(command, cwd=project, capture_output=True, text=True, check=False)
+
+    assert (warm.returncode, warm.stdout) == (first.returncode, first.stdout)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines()}
+    assert "lint_rules.cli" in imported  # the profile was read: the run imported the CLI
+    assert [name for name in NOT_ON_THE_CACHED_PATH if name in imported] == []
+
+
+def test_version_is_printed_on_stdout_and_exits_0(project: Path) -> None:
+    result = _cli("--version", cwd=project)
+
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith("lint-rules ")
+    assert result.stdout.strip() != "lint-rules"

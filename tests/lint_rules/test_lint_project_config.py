@@ -376,7 +376,89 @@ def test_module_found_only_in_the_working_directory_is_not_read(tmp_path: Path) 
 
         assert result.returncode == 2, cwd
         assert "module 'events' not found" in result.stderr
-        assert f"looked in {root}, its src/, then sys.path" in result.stderr
+        assert f"looked in {root}, its src/, the nested projects" in result.stderr
+
+
+def _first_party_layout(root: Path, events_dir: str, shapes_dir: str) -> None:
+    """The project of ``_src_layout_project`` with ``events`` kept in ``events_dir``
+    and ``shapes`` in ``shapes_dir`` (each a package now: ``events/__init__.py``)."""
+    _write(root / "pyproject.toml", PROJECT_PYPROJECT)
+    _write(root / events_dir / "events/__init__.py", EVENTS.format(values='"started"'))
+    members = "    def area(self) -> float: ...\n    def perimeter(self) -> float: ...\n"
+    _write(root / shapes_dir / "shapes/__init__.py", SHAPES.format(members=members))
+    _write(root / "src/app/__init__.py", 'from events import Event\n\nEvent(name="paused")\n')
+    _write(root / "impl/square.py", "import shapes\n\n\nclass Square(shapes.Shape):\n    pass\n")
+
+
+FIRST_PARTY_EXPECTED = {("src/app/__init__.py", 3, 12, "LR002"), ("impl/square.py", 4, 1, "LR003")}
+
+
+@pytest.mark.parametrize(
+    ("events_dir", "shapes_dir", "project_files"),
+    [
+        # src/<name>-types/ with its own pyproject.toml, packages directly in it
+        ("src/events-types", "src/shapes-types", ["src/events-types/pyproject.toml"]),
+        # a directory of src/ that is not a package, without a pyproject.toml
+        ("src/events-types", "src/shapes-types", []),
+        # nested projects, each src-layout, one with setup.cfg
+        (
+            "packages/events/src",
+            "libs/deep/shapes-lib/src",
+            ["packages/events/pyproject.toml", "libs/deep/shapes-lib/setup.cfg"],
+        ),
+        # a nested project with its packages at its top
+        ("packages/events", "src/shapes-types/src", ["packages/events/pyproject.toml"]),
+    ],
+)
+def test_first_party_packages_are_found_without_pythonpath(
+    tmp_path: Path, events_dir: str, shapes_dir: str, project_files: list[str]
+) -> None:
+    root = tmp_path / "project"
+    _first_party_layout(root, events_dir, shapes_dir)
+    for name in project_files:
+        _write(root / name, "")
+    env = {"PYTHONPATH": ""}
+
+    result = _cli(*CHECK, "--no-cache", cwd=tmp_path, env=env)
+    inside = _cli(*CHECK, "--no-cache", cwd=root / "impl", env=env)
+
+    assert result.returncode == 1, result.stderr
+    expected = {
+        (str(root / path), line, column, code) for path, line, column, code in FIRST_PARTY_EXPECTED
+    }
+    assert _json_findings(result, tmp_path) == expected
+    assert _json_findings(inside, root / "impl") == expected
+
+
+def test_packages_under_hidden_and_environment_directories_are_not_first_party(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    _first_party_layout(root, ".hidden/events", "src/shapes-types")
+    _write(root / ".hidden/events/pyproject.toml", "")
+    _write(root / "env/pyvenv.cfg", "")
+    _write(root / "env/lib/events/__init__.py", EVENTS.format(values='"paused"'))
+    _write(root / "env/lib/pyproject.toml", "")
+
+    result = _cli(*CHECK, "--no-cache", cwd=root, env={"PYTHONPATH": ""})
+
+    assert result.returncode == 2
+    assert "module 'events' not found" in result.stderr
+
+
+def test_the_project_root_wins_over_a_nested_project(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _first_party_layout(root, "src", "src")
+    # a nested copy allowing "paused": read instead, it would hide the LR002 finding
+    _write(root / "vendor/old/pyproject.toml", "")
+    _write(root / "vendor/old/events/__init__.py", EVENTS.format(values='"paused"'))
+
+    result = _cli(*CHECK, "--no-cache", cwd=root, env={"PYTHONPATH": ""})
+
+    assert ("src/app/__init__.py", 3, 12, "LR002") in {
+        (str(Path(path).relative_to(root)), line, column, code)
+        for path, line, column, code in _json_findings(result, root)
+    }
 
 
 def test_command_line_selection_applies_to_each_projects_own(tmp_path: Path) -> None:

@@ -691,3 +691,55 @@ def test_annotation_types() -> None:
     assert types("Annotated[A, 1]") == {"A"}
     assert types("type[A]") == frozenset()
     assert types("dict[str, A]") == {"dict"}
+
+
+ANNOTATED_EVENTS = """
+    from dataclasses import dataclass
+    from typing import Annotated, Literal, Union
+
+    raise SystemExit("read, never imported")
+
+    class PropertyInfo:
+        def __init__(self, discriminator: str) -> None: ...
+
+    @dataclass
+    class ItemEvent:
+        name: Literal["tool_called", "tool_output"]
+        type: Literal["item_event"] = "item_event"
+
+    @dataclass
+    class RawEvent:
+        data: str
+        type: Literal["raw_event"] = "raw_event"
+
+    StreamEvent = Annotated[
+        Union[ItemEvent, Annotated[RawEvent, "raw"]], PropertyInfo(discriminator="type")
+    ]
+
+    class Stream:
+        def events(self) -> list[StreamEvent]: ...
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        # the union alias as generated SDKs declare it, and a member wrapped too
+        ("def on(event: StreamEvent):\n    return event.name == 'tool_cal'\n", True),
+        (
+            "def on(stream: Stream):\n    for event in stream.events():\n"
+            "        if event.type == 'raw_event':\n            continue\n"
+            "        print(event.name == 'tool_cal')\n",
+            True,
+        ),
+        # an unknown receiver of the same shape
+        ("def on(event):\n    return event.name == 'tool_cal'\n", False),
+        ("def on(event: RawEvent):\n    return event.name == 'tool_cal'\n", False),
+    ],
+)
+def test_annotated_union_alias_is_a_union(project: Path, source: str, found: bool) -> None:
+    (project / "events.py").write_text(textwrap.dedent(ANNOTATED_EVENTS), encoding="utf-8")
+
+    findings = _check(source, {"ItemEvent.name": "events:ItemEvent.name"})
+
+    assert [f.message for f in findings] == ([TYPO.format("ItemEvent.name")] if found else [])

@@ -324,3 +324,80 @@ def test_bad_declaration_is_a_configuration_error_naming_it(
 def test_literals_option_must_be_a_table() -> None:
     with pytest.raises(ConfigError, match="'literals' must be a table"):
         UnknownLiteralRule({"literals": ["state"]})
+
+
+MANY_CLASSES = 300
+USES = """
+    from events import Event, Job, Payload
+
+
+    def on(event: Event, job: Job, payload: Payload, other) -> None:
+        if event.kind == "starts" or event.kind in ("stop", "pasue"):
+            pass
+        match job.state:
+            case "queued" | "queue":
+                pass
+        if payload["kind"] == "stops" and other.kind == "starts":
+            pass
+        if other.state == "anything" and other.name == "started":
+            pass
+        Event(kind="finished")
+        Job(state="done")
+"""
+
+
+def _many_declarations(project: Path) -> list[str]:
+    """``events`` declaring the three classes the uses name and ``MANY_CLASSES`` more,
+    each with a ``kind``, a ``state`` and a ``name``; the keys of the others."""
+    lines = [
+        "from dataclasses import dataclass",
+        "from typing import Literal, TypedDict",
+        "",
+        "@dataclass",
+        'class Event:\n    kind: Literal["start", "stop", "pause"]',
+        "@dataclass",
+        'class Job:\n    state: Literal["queued", "running", "done"]',
+        'class Payload(TypedDict):\n    kind: Literal["start", "stop"]',
+    ]
+    keys = []
+    for number in range(MANY_CLASSES):
+        lines.append(
+            f"@dataclass\nclass Other{number}:\n"
+            f'    kind: Literal["start{number}", "begin{number}"]\n'
+            f'    state: Literal["s{number}"]\n'
+            f'    name: Literal["started", "n{number}"]'
+        )
+        keys += [
+            f'"Other{number}.{attribute}" = "events:Other{number}.{attribute}"'
+            for attribute in ("kind", "state", "name")
+        ]
+    (project / "events.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return keys
+
+
+def test_findings_do_not_depend_on_how_many_keys_are_configured(project: Path, lint: Lint) -> None:
+    others = _many_declarations(project)
+    _write(project / "uses.py", USES)
+    few = [
+        '"Event.kind" = "events:Event.kind"',
+        '"Job.state" = "events:Job.state"',
+        '"Payload.kind" = "events:Payload.kind"',
+    ]
+
+    _configure(project, *few)
+    with_few = lint("check", "--no-cache")
+    # the others first and last, so that the uses' fields are neither first nor alone
+    _configure(project, *others[: len(others) // 2], *few, *others[len(others) // 2 :])
+    with_many = lint("check", "--no-cache")
+
+    assert with_few.code == with_many.code == 1, with_many.err
+    assert with_few.out == with_many.out
+    found = [line for line in with_few.out.splitlines() if "LR002" in line]
+    # every misspelling on a known receiver; nothing on `other`, whatever it resembles
+    assert [line.split(" is not")[0].split()[-1] for line in found] == [
+        "'starts'",
+        "'pasue'",
+        "'queue'",
+        "'stops'",
+        "'finished'",
+    ], with_few.out

@@ -1,0 +1,150 @@
+"""Benchmark: LR002's cost against the number of configured literal keys, beside ruff.
+
+Downloads the ``openai`` sdist (``pip download --no-deps --no-binary :all:``) into a
+cache directory outside the repository (or uses the one given with ``--sdist``),
+unpacks it into a temporary directory and configures ``[tool.lint_rules.literals]``
+from the tree's own fields: every class attribute under ``src/`` annotated with a
+``Literal[...]`` of strings (``"Class.attr" = "module:Class.attr"``, the first of
+each key in path order), the first N of them for each N of ``--keys``. For each N it
+runs ``python -m lint_rules check --select LR002 --no-cache`` and
+``ruff check --select ALL --no-cache`` on the same tree ``--runs`` times and prints
+the median wall time and the findings count (which must not depend on N beyond the
+fields added).
+
+``--base DIR`` runs the ``lint_rules`` package of DIR instead of the installed one (an
+export of another commit, e.g. ``git archive main lint_rules | tar -x -C DIR``), for a
+before/after comparison.
+
+Usage: ``.venv/bin/python benchmarks/lr002_keys.py [--keys 5,33,116] [--runs 3]
+[--sdist PATH] [--cache DIR] [--base DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+VERSION = "3.51.0"
+_BOOTSTRAP = (
+    "import sys\n"
+    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
+    "sys.path.insert(0, sys.argv.pop(1))\n"
+    "from lint_rules.cli import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", default="5,33,116", help="comma-separated key counts")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sdist", type=Path, help="an sdist (.tar.gz) instead of downloading")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "lr002-sdists")
+    parser.add_argument("--base", type=Path, help="run the lint_rules package of this directory")
+    arguments = parser.parse_args()
+    sdist = arguments.sdist or _download(arguments.cache)
+    work = Path(tempfile.mkdtemp(prefix="lr002-keys-"))
+    try:
+        with tarfile.open(sdist) as archive:
+            archive.extractall(work, filter="data")
+        [tree] = [path for path in work.iterdir() if path.is_dir()]
+        fields = literal_fields(tree)
+        files = sum(1 for _ in tree.rglob("*.py"))
+        print(f"openai {VERSION}: {files} files, {len(fields)} Literal fields found")
+        pyproject = (tree / "pyproject.toml").read_text(encoding="utf-8")
+        command = [sys.executable, "-m", "lint_rules"]
+        if arguments.base is not None:
+            command = [sys.executable, "-c", _BOOTSTRAP, str(arguments.base.resolve())]
+        ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
+        ruff_times = _times(
+            [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q"],
+            tree,
+            arguments.runs,
+        )
+        print(f"ruff --select ALL: median {statistics.median(ruff_times):.2f} s")
+        print("keys | check --select LR002 (median s) | findings | x ruff")
+        for count in (int(item) for item in arguments.keys.split(",")):
+            chosen = fields[:count]
+            table = "\n".join(f'"{key}" = "{target}"' for key, target in chosen)
+            (tree / "pyproject.toml").write_text(
+                f'{pyproject}\n[tool.lint_rules]\nselect = ["LR002"]\n\n'
+                f"[tool.lint_rules.literals]\n{table}\n",
+                encoding="utf-8",
+            )
+            check = [*command, "check", "--select", "LR002", "--no-cache", "--format", "json"]
+            times = _times(check, tree, arguments.runs)
+            run = subprocess.run(check, cwd=tree, capture_output=True, text=True, check=False)
+            if run.returncode not in (0, 1):
+                print(run.stderr, file=sys.stderr)
+                return 2
+            median = statistics.median(times)
+            ratio = median / statistics.median(ruff_times)
+            print(f"{len(chosen)} | {median:.2f} | {len(json.loads(run.stdout))} | {ratio:.1f}")
+    finally:
+        shutil.rmtree(work)
+    return 0
+
+
+def literal_fields(tree: Path) -> list[tuple[str, str]]:
+    """``("Class.attr", "module:Class.attr")`` for every class attribute under ``src/``
+    annotated ``Literal[...]`` of strings, the first of each key in path order."""
+    found: dict[str, str] = {}
+    for path in sorted((tree / "src").glob("*/**/*.py")):
+        module = ".".join(path.relative_to(tree / "src").with_suffix("").parts)
+        if "-" in module:
+            continue  # not importable: a separate distribution kept beside the package
+        module = module.removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for statement in node.body:
+                if (
+                    isinstance(statement, ast.AnnAssign)
+                    and isinstance(statement.target, ast.Name)
+                    and _is_string_literal(statement.annotation)
+                ):
+                    key = f"{node.name}.{statement.target.id}"
+                    found.setdefault(key, f"{module}:{key}")
+    return list(found.items())
+
+
+def _is_string_literal(annotation: ast.expr) -> bool:
+    if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name)):
+        return False
+    if annotation.value.id != "Literal":
+        return False
+    index = annotation.slice
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items)
+
+
+def _times(command: list[str], cwd: Path, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=cwd, capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _download(cache: Path) -> Path:
+    cache.mkdir(parents=True, exist_ok=True)
+    found = sorted(cache.glob(f"openai-{VERSION}.tar.gz"))
+    if found:
+        return found[0]
+    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+    subprocess.run([*pip, f"openai=={VERSION}", "-d", str(cache)], check=True)
+    return next(cache.glob(f"openai-{VERSION}.tar.gz"))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
