@@ -28,6 +28,7 @@ SKIPS_ALLOWED_UNDER_CI: tuple[re.Pattern[str], ...] = tuple(
         r"does not support (threads|processes)$",
         r"cannot write raw rows$",
         r"has no close\(\)$",
+        r"has no store that lists sessions$",
         r"is not an async context manager$",
         r"cannot freeze its server$",
         r"may store a write cancelled on a frozen server$",
