@@ -53,14 +53,19 @@ class FreezableServer:
         return self.proxy.frozen()
 
 
+def free_port() -> int:
+    """A loopback port where nothing listens (just now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
 def unreachable_url(url: str) -> tuple[str, str]:
     """``url``'s scheme and path on a loopback port where nothing listens, with a user and
     a password spelled with ``/`` and ``#``; and the URL as errors print it."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     parts = urlsplit(url)
-    netloc = f"127.0.0.1:{port}"
+    netloc = f"127.0.0.1:{free_port()}"
     raw = parts._replace(netloc=f"kit:pa%2Fss%23{UNREACHABLE_SECRET}@{netloc}").geturl()
     return raw, parts._replace(netloc=f"kit:***@{netloc}").geturl()
 
