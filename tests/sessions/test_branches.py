@@ -272,3 +272,23 @@ async def test_bad_usage_is_refused_and_not_recorded(store: SQLiteStore) -> None
     with pytest.raises(ValueError, match="turn must be an int >= 0"):
         await session.record_usage({"input_tokens": 1}, turn=-2)
     assert await session.usage() == Usage()
+
+
+async def test_unknown_or_malformed_log_entries_are_ignored(store: SQLiteStore) -> None:
+    session_id = sid()
+    session = BranchingSession(store, session_id)
+    await ask(session, "q")
+    await session.branch_from(0, "b")
+    await store.session(metadata_session_id(session_id)).add_items(
+        [
+            {"op": "rename", "name": "b"},  # from a later version
+            {"op": "switch", "name": "never-created"},
+            {"op": "usage", "branch": "b", "turn": "zero", "input_tokens": 5},
+            {"op": "delete", "name": "main"},
+            {"op": "create"},
+        ]
+    )
+    again = BranchingSession(store, session_id)
+    assert await again.current_branch() == "b"
+    assert [b.name for b in await again.list_branches()] == ["main", "b"]
+    assert await again.usage() == Usage()
