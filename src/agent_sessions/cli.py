@@ -47,6 +47,7 @@ from typing import Any, TextIO
 from . import __version__
 from ._json import encode_items
 from ._servers import mask_url, scrub, url_secrets
+from .branches import BranchingSession, metadata_session_id
 from .items import is_function_call, is_function_call_output, message_role, message_text
 from .migrate import configure_parser as configure_migrate_parser
 from .protocol import Item, Session, SessionError, SessionStore, validate_session_id
@@ -191,6 +192,18 @@ def _parser() -> argparse.ArgumentParser:
 
     command("stats", "count sessions and items (reads every session)", _stats)
 
+    branches = command(
+        "branches", "list the branches of a session (agent_sessions.branches)", _branches
+    )
+    branches.add_argument("session_id", metavar="ID")
+    usage = command(
+        "usage",
+        "print the token usage recorded for a session, per branch and turn, and its totals",
+        _usage,
+    )
+    usage.add_argument("session_id", metavar="ID")
+    usage.add_argument("--branch", metavar="NAME", help="only this branch's turns and total")
+
     migrate_help = "copy the conversations the OpenAI Agents SDK stored into TARGET_URL"
     migrate_sdk = commands.add_parser(
         "migrate-sdk", help=migrate_help, description=migrate_help, formatter_class=HelpFormatter
@@ -331,6 +344,63 @@ async def _stats(args: argparse.Namespace) -> int:
     print(f"items: {items}")
     if largest is not None:
         print(f"largest: {_shown(largest[1])} ({largest[0]} items)")
+    return 0
+
+
+async def _branching(store: SessionStore, session_id: str) -> BranchingSession:
+    """The branches of ``session_id``; a session without items and without a branch log
+    does not exist (the one rule of :func:`_check_exists`)."""
+    validate_session_id(session_id)
+    session = BranchingSession(store, session_id)
+    if not await store.session(metadata_session_id(session_id)).get_items(limit=1):
+        await _check_exists(store.session(session_id))
+    return session
+
+
+async def _branches(args: argparse.Namespace) -> int:
+    async with _store(args.url) as store:
+        session = await _branching(store, args.session_id)
+        rows = []
+        for branch in await session.list_branches():
+            count = len(await store.session(branch.session_id).get_items())
+            origin = "" if branch.parent is None else f"{branch.parent}, turn {branch.turn}"
+            rows.append(("*" if branch.current else " ", branch.name, count, origin))
+    width = max([len("branch"), *(len(name) for _, name, _, _ in rows)])
+    print(f"  {'branch':<{width}}  {'items':>5}  from")
+    for mark, name, count, origin in rows:
+        print(f"{mark} {_escaped(name):<{width}}  {count:>5}  {_escaped(origin)}".rstrip())
+    return 0
+
+
+async def _usage(args: argparse.Namespace) -> int:
+    async with _store(args.url) as store:
+        session = await _branching(store, args.session_id)
+        names = [branch.name for branch in await session.list_branches()]
+        spent = await session.usage_by_branch()
+        names += [name for name in spent if name not in names]  # deleted branches
+        if args.branch is not None:
+            if args.branch not in names:
+                raise CommandError(
+                    f"session {args.session_id!r} has no branch {args.branch!r} and no usage "
+                    "recorded on one"
+                )
+            names = [args.branch]
+        rows = [
+            (name, str(turn), counts)
+            for name in names
+            for turn, counts in (await session.usage_by_turn(name)).items()
+        ]
+        if args.branch is None:
+            total = await session.usage()
+        else:
+            total = await session.usage(branch=args.branch)
+    width = max([len("branch"), *(len(name) for name, _, _ in rows)])
+    print(f"{'branch':<{width}}  {'turn':>5}  {'requests':>8}  {'input':>9}  {'output':>9}  total")
+    for name, turn, counts in [*rows, ("total", "", total)]:
+        print(
+            f"{_escaped(name):<{width}}  {turn:>5}  {counts.requests:>8}  "
+            f"{counts.input_tokens:>9}  {counts.output_tokens:>9}  {counts.total_tokens}"
+        )
     return 0
 
 
