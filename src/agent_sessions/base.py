@@ -36,7 +36,7 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
-from ._json import decode_item, decode_items, encode_items
+from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_yielding
 from .errors import SessionClosedError, SessionConfigError
 from .protocol import (
     Item,
@@ -326,7 +326,10 @@ class BaseSession(SessionABC, Generic[_StoreT]):
     async def add_items(self, items: list[Item]) -> None:
         """Store ``items`` as one atomic batch, after validating all of them."""
         self._check_open()
-        encoded = encode_items(items)
+        if type(items) is list and len(items) > ENCODE_CHUNK:
+            encoded = await encode_items_yielding(items)  # the loop gets turns meanwhile
+        else:
+            encoded = encode_items(items)
         if encoded:
             await self.store._add_items(self.session_id, encoded)
 

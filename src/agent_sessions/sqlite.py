@@ -10,7 +10,10 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
 - Statements run inline on the calling event loop's thread without waiting for locks. Only
   when SQLite reports the database busy (another process or thread holds the write lock) is
   the operation retried in a worker thread that waits up to ``busy_timeout`` seconds, so the
-  event loop is never blocked on someone else's lock.
+  event loop is never blocked on someone else's lock. Large calls run in that worker too:
+  a read that finds more than 1,000 rows is done again there, a write of more than 1,000
+  items goes there at once; their items are decoded (and a large batch validated and
+  encoded) on the loop in chunks of a few milliseconds with other tasks run in between.
 - Every write is one transaction; a failed, cancelled or interrupted write is rolled back and
   never leaves a connection inside a transaction. When a call is cancelled, its outcome is
   settled before ``CancelledError`` reaches the caller: a write cancelled while waiting for
@@ -48,7 +51,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final, NamedTuple, TypeVar
 
-from ._json import decode_item, decode_items
+from ._json import decode_item, decode_items, decode_items_yielding
 from .base import BaseSession, BaseStore, Release
 from .errors import (
     BackendDatabaseMissingError,
@@ -99,6 +102,9 @@ _TABLE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,47}")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _MAX_WAITING_THREADS = 4
+# Reads of more rows, and writes of more items, run in a worker thread: inline, SQLite's
+# part of a 20,000-item call holds the event loop for 15-20 ms.
+_INLINE_ROWS = 1_000
 _WAIT_STEP = 0.05  # seconds between checks for cancellation while waiting for a lock
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6  # result codes; sqlite3 names them from 3.11 on
 _SQLITE_READONLY = 8
@@ -198,11 +204,18 @@ class SQLiteStore(BaseStore):
     # -- the store operations (BaseStore's hooks) ------------------------------------------
 
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
-        rows = await self._run(partial(self._select, session_id, limit))
-        return decode_items(rows, where=partial(self._where, session_id))
+        rows = await self._run(
+            partial(self._select, session_id, limit, _INLINE_ROWS),
+            in_worker=partial(self._select, session_id, limit, None),
+        )
+        where = partial(self._where, session_id)
+        if len(rows) <= _INLINE_ROWS:
+            return decode_items(rows, where=where)
+        return await decode_items_yielding(rows, where=where)
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
-        await self._run(partial(self._add, session_id, encoded))
+        operation = partial(self._add, session_id, encoded)
+        await self._run(operation, inline=len(encoded) <= _INLINE_ROWS)
 
     async def _pop_item(self, session_id: str) -> Item | None:
         return await self._run(partial(self._pop, session_id))
@@ -227,16 +240,31 @@ class SQLiteStore(BaseStore):
 
     # -- running operations ------------------------------------------------------------
 
-    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Run ``operation`` inline if the database is free, else in a waiting worker."""
+    async def _run(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        *,
+        inline: bool = True,
+        in_worker: Callable[[sqlite3.Connection], _T] | None = None,
+    ) -> _T:
+        """Run ``operation`` inline if the database is free, else in a waiting worker.
+
+        ``inline=False`` (a large write) goes to the worker at once. An inline operation
+        that finds its work large raises ``_TooLarge``; ``in_worker`` (or ``operation``)
+        then runs in the worker, so the event loop is not held for the whole of it."""
         self.check_open()
+        if in_worker is None:
+            in_worker = operation
         if not self._schema_ready:
             operation = partial(self._with_schema, operation)
+            in_worker = partial(self._with_schema, in_worker)
         try:
-            try:
-                return self._connections.run_now(operation)
-            except _DatabaseBusy:
-                pass
+            if inline:
+                try:
+                    return self._connections.run_now(operation)
+                except (_DatabaseBusy, _TooLarge):
+                    pass
+            operation = in_worker
             abandoned = threading.Event()
             job = self._waiting_executor().submit(
                 self._connections.run_waiting,
@@ -453,12 +481,27 @@ class SQLiteStore(BaseStore):
             raise
 
     def _select(
-        self, session_id: str, limit: int | None, connection: sqlite3.Connection
+        self,
+        session_id: str,
+        limit: int | None,
+        at_most: int | None,
+        connection: sqlite3.Connection,
     ) -> list[tuple[int, str | bytes]]:
+        """The rows of ``get_items(limit)``, oldest first. With ``at_most``, more than
+        ``at_most`` rows raise ``_TooLarge`` (the read is then done again in a worker)."""
         if limit is None:
-            return connection.execute(self._sql.select_all, (session_id,)).fetchall()
-        rows = connection.execute(self._sql.select_latest, (session_id, limit)).fetchall()
-        rows.reverse()
+            cursor = connection.execute(self._sql.select_all, (session_id,))
+        else:
+            cursor = connection.execute(self._sql.select_latest, (session_id, limit))
+        if at_most is None or (limit is not None and limit <= at_most):
+            rows = cursor.fetchall()
+        else:
+            rows = cursor.fetchmany(at_most + 1)
+            if len(rows) > at_most:
+                cursor.close()
+                raise _TooLarge
+        if limit is not None:
+            rows.reverse()
         return rows
 
     def _pop(self, session_id: str, connection: sqlite3.Connection) -> Item | None:
@@ -619,6 +662,10 @@ def _open_store(
 
 class _DatabaseBusy(Exception):
     """The inline attempt found the database locked; retry where waiting is allowed."""
+
+
+class _TooLarge(Exception):
+    """The inline attempt found more rows than ``_INLINE_ROWS``; do it in a worker."""
 
 
 class _GaveUpWaiting(sqlite3.OperationalError):
