@@ -44,8 +44,8 @@ and pytest runs every test of the kit against ``MySession``. Requirements and ch
   :meth:`~SessionConformance.create_failing_session` let the kit check that a call on a
   store that fails (a server URL where nothing listens, a file that is not a database)
   raises a ``SessionError`` whose message names the store (its path, or its URL with the
-  password masked) and never the password, with the driver's error as ``__cause__``. By
-  default that test is skipped.
+  password masked) and never the password, with the driver's error as ``__cause__`` (and
+  a failed ``add_items`` says ``may_have_written=False``). By default that test is skipped.
 - Errors and the order of checks: a call on a closed session raises
   ``SessionClosedError`` whatever its arguments (the closed state is checked first); bad
   items raise ``InvalidItemError`` and bad ids ``InvalidSessionIdError``, the classes of
@@ -192,8 +192,9 @@ class SessionConformance:
     async def create_failing_session(self, session_id: str) -> Session:
         """A session on a store that fails every call: a server URL (with the password of
         :meth:`failing_store_address`) on a loopback port where nothing listens, a file
-        that is not a database. It may raise its error here already. Give it short
-        timeouts: the kit waits at most ``loop_test_bound`` seconds."""
+        that is not a database. It may raise its error here already. It fails before
+        anything is written (a failed ``add_items`` must say ``may_have_written=False``).
+        Give it short timeouts: the kit waits at most ``loop_test_bound`` seconds."""
         raise NotImplementedError(f"{type(self).__name__} must implement create_failing_session")
 
     def listing_store(self, session: Session) -> Any | None:
@@ -973,6 +974,8 @@ class SessionConformance:
         assert cause is not None, "the driver's error is not the __cause__"
         assert not isinstance(cause, SessionError), f"the __cause__ is no driver's error: {cause!r}"
         assert not secret or secret not in str(raised.value), "the password is printed"
+        if call == "add_items":  # refused before anything was written: safe to retry
+            assert raised.value.may_have_written is False
 
     # -- listing (the store of a session, see listing_store) ---------------------------------
 
