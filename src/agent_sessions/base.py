@@ -356,6 +356,7 @@ class BaseSession(SessionABC, Generic[_StoreT]):
     def _check_open(self) -> None:
         if self._closed:
             raise SessionClosedError(
-                f"{type(self).__name__} {self.session_id!r} ({self.store.location}) is closed"
+                # "<Class> is closed" first: the Agents SDK's wording, which its users match.
+                f"{type(self).__name__} is closed: {self.session_id!r} ({self.store.location})"
             )
         self.store.check_open()

@@ -27,7 +27,11 @@ How it is stored, with nothing but the :class:`~agent_sessions.protocol.Session`
 - **The store capability** is one of two ways to open those sessions: a
   :class:`~agent_sessions.protocol.SessionStore` (its ``session(id)`` method, the one
   capability used; ``list_sessions`` is not needed) or any callable ``factory(id) ->
-  Session``. A third-party backend needs nothing more.
+  Session``. A third-party backend needs nothing more. A factory may wrap the branch
+  sessions (a ``CompactingSession`` per branch: :meth:`BranchingSession.after_run` hands
+  the runner's hook on to the current branch's session), but must open the metadata
+  session ``<id>@branches`` plain: a trimming or compacting view of the log loses
+  branches and usage.
 
 What a caller may rely on:
 
@@ -47,10 +51,19 @@ What a caller may rely on:
 - **delete_branch(name)** refuses ``main`` and the current branch; it logs the deletion,
   then clears the branch's session. Its recorded usage stays in the session's totals (the
   tokens were spent).
-- **Usage** is recorded per turn with :meth:`BranchingSession.record_usage`, from a
+- **Usage of runs is recorded by itself.** :class:`~agent_sessions.runner.Runner` calls
+  :meth:`BranchingSession.after_run` with each finished run's result, and it records
+  ``result.usage`` (the tokens the run's models reported) against the current branch's
+  latest user turn: the run's own input, once saved. A streamed run's usage is recorded
+  after its stream has ended (``await result.wait()`` before reading it). The Agents
+  SDK's Runner calls no hook: call ``await session.after_run(result)`` after its run
+  (``result.context_wrapper.usage`` is read), or ``record_usage`` yourself.
+- **Usage by hand** is recorded per turn with :meth:`BranchingSession.record_usage`, from a
   mapping or any object with ``requests``, ``input_tokens``, ``output_tokens`` and
   ``total_tokens`` (the Agents SDK's ``Usage``, e.g. ``result.context_wrapper.usage``),
-  by default against the current branch's latest user turn. :meth:`BranchingSession.usage`
+  by default against the current branch's latest user turn. Every call is one more
+  record: recording by hand a run our Runner has already recorded counts it twice; pass
+  ``record_runs=False`` to record only by hand. :meth:`BranchingSession.usage`
   sums it for the whole session, one branch or one turn; ``usage_by_turn`` and
   ``usage_by_branch`` list it per turn and per branch. Usage recorded on a branch before
   ``branch_from`` belongs to that branch, not to the copy.
@@ -64,6 +77,7 @@ What a caller may rely on:
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -72,6 +86,7 @@ from typing import Any, Final, TypeAlias, cast
 from .base import given_sdk_settings, sdk_settings_view
 from .errors import SessionClosedError, SessionError
 from .items import message_role
+from .models import Usage
 from .protocol import (
     InvalidSessionIdError,
     Item,
@@ -82,6 +97,7 @@ from .protocol import (
     coerce_session_settings,
     validate_session_id,
 )
+from .runner import call_after_run
 
 __all__ = [
     "BRANCH_SEPARATOR",
@@ -103,30 +119,14 @@ METADATA_SUFFIX: Final = "@branches"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _USAGE_FIELDS: Final = ("requests", "input_tokens", "output_tokens", "total_tokens")
 
+logger = logging.getLogger("agent_sessions")
+
 SessionFactory: TypeAlias = Callable[[str], Session]
 
 
 class BranchError(SessionError):
     """A branch operation that cannot be done (unknown or existing name, the current or
     main branch deleted, a turn that does not exist). Nothing was changed."""
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token usage summed over one or more runs."""
-
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.requests + other.requests,
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.total_tokens + other.total_tokens,
-        )
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,8 @@ class _State:
 class BranchingSession(SessionABC):
     """The current branch of ``session_id``, with branches and per-turn usage; see the
     module's documentation. ``store_or_factory`` opens the branch sessions: a
-    ``SessionStore`` or a callable ``factory(session_id) -> Session``."""
+    ``SessionStore`` or a callable ``factory(session_id) -> Session``. With
+    ``record_runs=False`` :meth:`after_run` records nothing (usage only by hand)."""
 
     def __init__(
         self,
@@ -169,8 +170,12 @@ class BranchingSession(SessionABC):
         session_id: str,
         *,
         session_settings: SessionSettings | None = None,
+        record_runs: bool = True,
     ) -> None:
         self.session_id = validate_session_id(session_id)
+        if not isinstance(record_runs, bool):
+            raise TypeError(f"record_runs must be a bool, got {type(record_runs).__name__}")
+        self.record_runs = record_runs
         if BRANCH_SEPARATOR in session_id or session_id.endswith(METADATA_SUFFIX):
             raise InvalidSessionIdError(
                 f"session_id {session_id!r} holds {BRANCH_SEPARATOR!r} or ends with "
@@ -340,6 +345,32 @@ class BranchingSession(SessionABC):
         elif isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
             raise ValueError(f"turn must be an int >= 0, got {turn!r}")
         await self._log([{"op": "usage", "branch": state.current, "turn": turn, **counts}])
+
+    async def after_run(self, result: object = None) -> None:
+        """The runner's hook: record a finished run's usage (``result.usage``, else the
+        Agents SDK's ``result.context_wrapper.usage``) against the current branch's latest
+        user turn, then call the current branch session's own ``after_run`` (a
+        ``CompactingSession`` from the factory compacts), with the result if it takes
+        one. Nothing is recorded with ``record_runs=False``, without a result, or for a
+        run that made no model call; a branch without a user turn logs a warning."""
+        await self._record_run(result)
+        await call_after_run(await self.current_session(), cast(Any, result))
+
+    async def _record_run(self, result: object) -> None:
+        if not self.record_runs or result is None:
+            return
+        usage = getattr(result, "usage", None)
+        if usage is None:
+            usage = getattr(getattr(result, "context_wrapper", None), "usage", None)
+        if usage is None:
+            raise TypeError(f"after_run needs a run result with usage, got {type(result).__name__}")
+        counts = _usage_counts(usage)
+        if not any(counts.values()):
+            return
+        try:
+            await self.record_usage(counts)
+        except BranchError as exc:
+            logger.warning("the run's usage was not recorded: %s", exc)
 
     async def usage(self, *, branch: str | None = None, turn: int | None = None) -> Usage:
         """Usage summed over the whole session (every branch, deleted ones included), or

@@ -13,7 +13,9 @@ gets this library's tables)::
 or from Python::
 
     sources = await read_sdk_sqlite("conversations.db")
-    store = open_store("sqlite:///conversations.db")  # any SessionStore
+    # any SessionStore; the same SQLite file needs ?layout=native, or its SDK tables are
+    # used in place and there is nothing to migrate
+    store = open_store("sqlite:///conversations.db?layout=native")
     try:
         report = await migrate(sources, store)
     finally:

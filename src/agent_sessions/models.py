@@ -6,6 +6,10 @@
 - :class:`OpenAIChatCompletionsModel`: any OpenAI-compatible Chat Completions endpoint,
   through the ``openai`` package (``pip install "agent-sessions[openai]"``).
 
+Every :class:`ModelResponse` carries the :class:`Usage` of the call that produced it:
+the provider's token counts for :class:`OpenAIChatCompletionsModel`, a deterministic
+estimate for :class:`OfflineModel`. The runner sums them into ``RunResult.usage``.
+
 A model receives items and returns items in the shapes :mod:`agent_sessions.items`
 describes; converting to and from a provider's wire format is the model's job.
 """
@@ -46,6 +50,7 @@ __all__ = [
     "ScriptedResponse",
     "TextDelta",
     "ToolSpec",
+    "Usage",
     "resolve_model",
 ]
 
@@ -81,10 +86,31 @@ class ModelRequest:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """Token usage of one model call, or summed over several (``+`` adds two)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.requests + other.requests,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+
+@dataclass(frozen=True)
 class ModelResponse:
-    """The model's output items: assistant messages and tool calls, in order."""
+    """The model's output items (assistant messages and tool calls, in order) and the
+    call's token usage; ``usage`` is ``None`` when the model reports none (the runner
+    then counts the request with zero tokens)."""
 
     output: list[Item]
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +175,12 @@ class OfflineModel:
     tool when that came last, else repeats the latest user message and lists what the
     user said before it. Every
     request it receives is kept in :attr:`requests`.
+
+    Its usage is a deterministic estimate, the same for :meth:`respond` and
+    :meth:`stream`: one token per four characters (rounded up) of the instructions plus
+    each input item's compact JSON for ``input_tokens``, of each output item's compact
+    JSON for ``output_tokens``; ``requests`` is 1 and ``total_tokens`` their sum. A
+    scripted exception reports nothing.
     """
 
     def __init__(self, script: Iterable[ScriptedResponse] = ()) -> None:
@@ -157,7 +189,8 @@ class OfflineModel:
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
-        return ModelResponse(self._next_output(request))
+        output = self._next_output(request)
+        return ModelResponse(output, estimate_usage(request, output))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         self.requests.append(request)
@@ -166,7 +199,7 @@ class OfflineModel:
             if message_role(item) == "assistant":
                 for word in re.findall(r"\s*\S+\s*|\s+", message_text(item)):
                     yield TextDelta(word)
-        yield ModelResponse(output)
+        yield ModelResponse(output, estimate_usage(request, output))
 
     def _next_output(self, request: ModelRequest) -> list[Item]:
         if not self._script:
@@ -177,6 +210,24 @@ class OfflineModel:
         if isinstance(entry, str):
             return [assistant_message(entry)]
         return [dict(item) for item in entry]
+
+
+def estimate_usage(request: ModelRequest, output: list[Item]) -> Usage:
+    """:class:`OfflineModel`'s usage of one call: one token per four characters (rounded
+    up) of the instructions and each input item's compact JSON, and of each output item's."""
+    input_tokens = _estimate(request.instructions) + sum(
+        _estimate(_compact(item)) for item in request.input
+    )
+    output_tokens = sum(_estimate(_compact(item)) for item in output)
+    return Usage(1, input_tokens, output_tokens, input_tokens + output_tokens)
+
+
+def _compact(item: Item) -> str:
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+
+
+def _estimate(text: str) -> int:
+    return -(-len(text) // 4)
 
 
 def recall_reply(request: ModelRequest) -> str:
@@ -234,14 +285,19 @@ class OpenAIChatCompletionsModel:
         for call in message.tool_calls or []:
             if call.type == "function":
                 output.append(function_call(call.function.name, call.function.arguments, call.id))
-        return ModelResponse(output)
+        return ModelResponse(output, _chat_usage(completion.usage))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        chunks = await self._client.chat.completions.create(**self._arguments(request), stream=True)
+        chunks = await self._client.chat.completions.create(
+            **self._arguments(request), stream=True, stream_options={"include_usage": True}
+        )
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
+        usage: Usage | None = None
         try:
             async for chunk in chunks:
+                if chunk.usage is not None:  # the last chunk, without choices
+                    usage = _chat_usage(chunk.usage)
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta
@@ -259,7 +315,7 @@ class OpenAIChatCompletionsModel:
         output: list[Item] = [assistant_message("".join(text))] if text else []
         for _, call in sorted(calls.items()):
             output.append(function_call(call["name"], call["args"], call["id"] or None))
-        yield ModelResponse(output)
+        yield ModelResponse(output, usage)
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
@@ -279,6 +335,18 @@ class OpenAIChatCompletionsModel:
                 for tool in request.tools
             ]
         return arguments
+
+
+def _chat_usage(usage: Any) -> Usage | None:
+    """A Chat Completions ``usage`` (``prompt_tokens``, ``completion_tokens``,
+    ``total_tokens``) as a :class:`Usage` of one request; ``None`` when the server sent
+    none. A missing ``total_tokens`` is the sum of the other two."""
+    if usage is None:
+        return None
+    prompt = getattr(usage, "prompt_tokens", None) or 0
+    completion = getattr(usage, "completion_tokens", None) or 0
+    total = getattr(usage, "total_tokens", None)
+    return Usage(1, prompt, completion, total if total is not None else prompt + completion)
 
 
 def to_chat_messages(instructions: str, items: list[Item]) -> list[dict[str, Any]]:

@@ -80,7 +80,7 @@ class SessionSettings:
         if isinstance(override, Mapping):
             unknown = sorted(str(k) for k in override if k != "limit")
             if unknown:
-                raise TypeError(f"unknown session settings: {', '.join(unknown)}")
+                raise TypeError(f"Unknown session settings: {', '.join(unknown)}")
             limit = override.get("limit")
         else:
             limit = getattr(override, "limit", None)

@@ -74,7 +74,7 @@ try:
     from redis.backoff import NoBackoff
     from redis.exceptions import AuthenticationError as RedisAuthenticationError
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError, ResponseError
+    from redis.exceptions import RedisClusterException, RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as exc:  # pragma: no cover - exercised in a venv without redis
     raise missing_driver("Redis", "redis", "redis") from exc
@@ -410,7 +410,8 @@ class RedisStore(BaseStore):
         """Turn the driver's errors into ours; ``write``: the call sends a write."""
         try:
             yield
-        except RedisError as exc:
+        except (RedisError, RedisClusterException) as exc:
+            # RedisClusterException (no reachable node, slots not covered) is no RedisError.
             raise self._translate(exc, write) from exc
         except OSError as exc:
             raise SessionBackendError(
@@ -418,7 +419,7 @@ class RedisStore(BaseStore):
                 may_have_written=write,
             ) from exc
 
-    def _translate(self, exc: RedisError, write: bool) -> Exception:
+    def _translate(self, exc: RedisError | RedisClusterException, write: bool) -> Exception:
         text = scrub(str(exc), self._secrets)
         where = f"Redis at {self.url}"
         if isinstance(exc, RedisAuthenticationError) or text.startswith(("WRONGPASS", "NOAUTH")):
@@ -440,7 +441,7 @@ class RedisStore(BaseStore):
                 f"{where} did not answer within {self.socket_timeout}s: {text}",
                 may_have_written=write,
             )
-        if isinstance(exc, RedisConnectionError):
+        if isinstance(exc, (RedisConnectionError, RedisClusterException)):
             if connecting:
                 return BackendUnreachableError(f"{where} is unreachable: {text}")
             return SessionBackendError(f"{where} failed: {text}", may_have_written=write)

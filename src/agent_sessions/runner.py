@@ -24,12 +24,19 @@ optional) and keeps the Agents SDK's session semantics:
 - a failing ``add_items`` or model call propagates out of ``run`` and out of a stream;
 - the models of every agent the run may reach are resolved before anything is saved, so
   an agent without a usable model fails without touching the session;
-- a session with an ``after_run()`` coroutine method (such as
-  :class:`~agent_sessions.bounded.CompactingSession`) has it awaited once a run has ended
-  normally and its items are saved: before :meth:`Runner.run` returns, and for a streamed
-  run after ``stream_events()`` has delivered its last event and ended (so it never delays
-  the stream; ``await result.wait()`` waits for it). Its failure is logged (logger
-  ``agent_sessions``), never raised: the run itself succeeded.
+- a session with an ``after_run`` method (such as
+  :class:`~agent_sessions.bounded.CompactingSession` or
+  :class:`~agent_sessions.branches.BranchingSession`) has it called, and awaited if it
+  returns an awaitable, once a run has ended normally and its items are saved: before
+  :meth:`Runner.run` returns, and for a streamed run after ``stream_events()`` has
+  delivered its last event and ended (so it never delays the stream; ``await
+  result.wait()`` waits for it). A hook that accepts one positional argument is called
+  as ``after_run(result)`` with the :class:`RunResult`; one that accepts none as
+  ``after_run()``. Its failure is logged (logger ``agent_sessions``), never raised: the
+  run itself succeeded;
+- ``RunResult.usage`` is the run's token usage: the :class:`~agent_sessions.models.Usage`
+  of every model call of the run summed (one request per call; a model that reports no
+  usage adds a request with zero tokens), for streamed runs too.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from .models import (
     ModelRequest,
     ModelResponse,
     TextDelta,
+    Usage,
 )
 from .protocol import Item, SessionSettings, coerce_session_settings
 from .tools import ToolArgumentsError
@@ -83,6 +91,7 @@ __all__ = [
     "Runner",
     "RunnerSession",
     "SessionInputCallback",
+    "call_after_run",
 ]
 
 DEFAULT_MAX_TURNS = 10
@@ -163,13 +172,15 @@ class RunResult:
     """The outcome of a finished run.
 
     ``input`` is this run's new input as items (without history); ``new_items`` every
-    item the run produced; ``final_output`` the text of the last assistant message.
+    item the run produced; ``final_output`` the text of the last assistant message;
+    ``usage`` the token usage of the run's model calls, summed.
     """
 
     input: list[Item]
     new_items: list[Item]
     final_output: str
     last_agent: Agent
+    usage: Usage = field(default_factory=Usage)
 
     def to_input_list(self) -> list[Item]:
         """This run's input followed by its new items: the next run's input without a
@@ -270,6 +281,11 @@ class RunResultStreaming:
     @property
     def last_agent(self) -> Agent:
         return self.result.last_agent
+
+    @property
+    def usage(self) -> Usage:
+        """The token usage of the finished run (see :attr:`RunResult.usage`)."""
+        return self.result.usage
 
     @property
     def result(self) -> RunResult:
@@ -406,6 +422,7 @@ class _Run:
     stopped: bool = False
     models: dict[int, Model] = field(default_factory=dict)
     new_input: list[Item] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent, Agent):
@@ -442,6 +459,7 @@ class _Run:
                     raise ModelBehaviorError("the model's stream ended without a response")
             else:
                 response = await model.respond(request)
+            self.usage += _call_usage(response)
             turn_items = [dict(item) for item in response.output]
             calls = [item for item in turn_items if is_function_call(item)]
             for item in turn_items:
@@ -457,7 +475,7 @@ class _Run:
             self.generated += turn_items
             if not calls:
                 self.result = RunResult(
-                    new_input, self.generated, _final_text(turn_items), self.agent
+                    new_input, self.generated, _final_text(turn_items), self.agent, self.usage
                 )
                 return
             if next_agent is not None:
@@ -469,14 +487,10 @@ class _Run:
         raise MaxTurnsExceeded(f"the run did not finish within max_turns={self.max_turns}")
 
     async def after_run(self) -> None:
-        """The session's ``after_run`` hook, if it has one; its failure is logged."""
-        hook = getattr(self.session, "after_run", None)
-        if not callable(hook):
-            return
+        """The session's ``after_run`` hook, if it has one, given the result when it takes
+        an argument; its failure is logged."""
         try:
-            result = hook()
-            if inspect.isawaitable(result):
-                await result
+            await call_after_run(self.session, self.result)
         except Exception:
             logger.exception(
                 "after_run of session %r failed; the run's items are saved",
@@ -544,6 +558,37 @@ class _Run:
         if message_role(item) == "assistant":
             return RunItemStreamEvent("message_output_created", item, self.agent.name)
         raise ModelBehaviorError(f"the model returned an item the runner cannot handle: {item!r}")
+
+
+async def call_after_run(session: object, result: RunResult | None) -> None:
+    """Call ``session.after_run`` as the runner does after a run: ``after_run(result)``
+    when the hook can take one positional argument, else ``after_run()``; an awaitable
+    it returns is awaited, its exceptions propagate. A session without the hook: nothing.
+    For wrappers that hand the hook on to the session they hold."""
+    hook = getattr(session, "after_run", None)
+    if not callable(hook):
+        return
+    returned = hook(result) if _takes_an_argument(hook) else hook()
+    if inspect.isawaitable(returned):
+        await returned
+
+
+def _call_usage(response: ModelResponse) -> Usage:
+    """One model call's usage: one request, whatever the model counted as requests."""
+    usage = getattr(response, "usage", None)
+    if not isinstance(usage, Usage):
+        return Usage(requests=1)
+    return Usage(1, usage.input_tokens, usage.output_tokens, usage.total_tokens)
+
+
+def _takes_an_argument(hook: Callable[..., object]) -> bool:
+    """Whether ``hook`` can be called with one positional argument (``after_run(result)``);
+    a hook whose signature cannot be read is called without one."""
+    try:
+        inspect.signature(hook).bind(None)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 _SESSION_METHODS = ("get_items", "add_items", "pop_item", "clear_session")

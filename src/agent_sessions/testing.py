@@ -40,6 +40,12 @@ and pytest runs every test of the kit against ``MySession``. Requirements and ch
   ``ValueError`` or ``TypeError`` naming ``limit``, and that an id with a NUL after the
   prefix is found (or, on a backend refusing NULs in ids, that such a prefix lists
   nothing).
+- A failing store: :meth:`~SessionConformance.failing_store_address` and
+  :meth:`~SessionConformance.create_failing_session` let the kit check that a call on a
+  store that fails (a server URL where nothing listens, a file that is not a database)
+  raises a ``SessionError`` whose message names the store (its path, or its URL with the
+  password masked) and never the password, with the driver's error as ``__cause__``. By
+  default that test is skipped.
 - Errors and the order of checks: a call on a closed session raises
   ``SessionClosedError`` whatever its arguments (the closed state is checked first); bad
   items raise ``InvalidItemError`` and bad ids ``InvalidSessionIdError``, the classes of
@@ -62,6 +68,7 @@ import functools
 import inspect
 import logging
 import multiprocessing
+import re
 import threading
 import time
 import uuid
@@ -174,6 +181,20 @@ class SessionConformance:
         accepts bytes but answers nothing (as under ``SIGSTOP``); leaving it resumes the
         server, which then processes what it had received."""
         raise NotImplementedError(f"{type(self).__name__} must implement freeze_server")
+
+    def failing_store_address(self) -> tuple[str, str] | None:
+        """``(shown, secret)`` for :meth:`create_failing_session`: the text every error of
+        the failing store must name (its file path, or its URL as the library prints it,
+        password masked) and a secret it must never print (the URL's password; ``""`` when
+        there is none). ``None`` (the default) skips the failing-store test."""
+        return None
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        """A session on a store that fails every call: a server URL (with the password of
+        :meth:`failing_store_address`) on a loopback port where nothing listens, a file
+        that is not a database. It may raise its error here already. Give it short
+        timeouts: the kit waits at most ``loop_test_bound`` seconds."""
+        raise NotImplementedError(f"{type(self).__name__} must implement create_failing_session")
 
     def listing_store(self, session: Session) -> Any | None:
         """The store that lists ``session``'s id with ``list_sessions(prefix=, cursor=,
@@ -931,6 +952,26 @@ class SessionConformance:
             await asyncio.sleep(0.2)
             assert await asyncio.wait_for(session.get_items(), self.frozen_call_bound) == [{"n": 0}]
 
+    # -- a failing store ---------------------------------------------------------------------
+
+    @pytest.mark.parametrize("call", ["get_items", "add_items", "pop_item", "clear_session"])
+    @_closes_sessions
+    async def test_a_failing_store_raises_a_session_error_naming_it(self, call: str) -> None:
+        address = self.failing_store_address()
+        if address is None:
+            pytest.skip(f"{type(self).__name__} cannot make its store fail")
+        shown, secret = address
+
+        async def open_and_call() -> None:
+            # Failing when the session is created or on its first call: both fine.
+            session = await self._track(self.create_failing_session(_unique("failing")))
+            await getattr(session, call)(*_DATA_CALLS[call])
+
+        with pytest.raises(SessionError, match=re.escape(shown)) as raised:
+            await asyncio.wait_for(open_and_call(), self.loop_test_bound)
+        assert raised.value.__cause__ is not None, "the driver's error is not the __cause__"
+        assert not secret or secret not in str(raised.value), "the password is printed"
+
     # -- listing (the store of a session, see listing_store) ---------------------------------
 
     async def _listed(self, session: Session) -> Any:
@@ -965,19 +1006,19 @@ class SessionConformance:
     @_closes_sessions
     async def test_list_sessions_finds_an_id_with_a_nul_after_the_prefix(self) -> None:
         base = _unique("nul-list")
-        probe = await self._track(self.create_session(f"{base}-probe"))
+        other = await self._track(self.create_session(f"{base}ab"))
+        store = await self._listed(other)
+        await other.add_items([{"n": 1}])
         try:
             session = await self._track(self.create_session(f"{base}a\x00b"))
         except InvalidSessionIdError:
             # A backend that cannot store a NUL refuses it in every id: then no id it
-            # lists holds one, and a prefix with a NUL lists nothing (no error either).
-            page = await (await self._listed(probe)).list_sessions(prefix=f"{base}a\x00")
+            # lists holds one, and a prefix with a NUL lists nothing (no error either),
+            # not even the ids that start with the part before the NUL.
+            page = await store.list_sessions(prefix=f"{base}a\x00")
             assert (list(page.session_ids), page.next_cursor) == ([], None)
             return
-        store = await self._listed(session)
-        other = await self._track(self.create_session(f"{base}ab"))
         await session.add_items([{"n": 0}])
-        await other.add_items([{"n": 1}])
         page = await store.list_sessions(prefix=f"{base}a\x00")
         assert (list(page.session_ids), page.next_cursor) == ([session.session_id], None)
         page = await store.list_sessions(prefix=f"{base}a")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_sessions import SQLiteStore
-from agent_sessions.branches import BranchingSession
+from agent_sessions.branches import BranchingSession, Usage
 from agent_sessions.items import assistant_message, user_message
 
 
@@ -103,3 +103,37 @@ def test_unknown_sessions_branches_and_databases_fail_with_one_line(
     assert "missing.db" in err
     assert not (tmp_path / "missing.db").exists()
     assert _cli("usage", url)[0] == 2  # no session id: a usage error
+
+
+def test_usage_shows_what_the_runner_recorded_by_itself(url: str) -> None:
+    """No record_usage: our Runner's runs (one plain, one streamed) are recorded per turn."""
+    from agent_sessions import Agent, Runner, RunResult
+    from agent_sessions.models import OfflineModel
+
+    async def run() -> list[RunResult]:
+        async with SQLiteStore(url.removeprefix("sqlite:///")) as store:
+            session = BranchingSession(store, "chat")
+            agent = Agent("a", "Be brief.", OfflineModel())
+            first = await Runner.run(agent, "hello", session=session)
+            streamed = Runner.run_streamed(agent, "and again", session=session)
+            async for _ in streamed.stream_events():
+                pass
+            await streamed.wait()
+            return [first, streamed.result]
+
+    first, second = (result.usage for result in asyncio.run(run()))
+    status, out, err = _cli("usage", url, "chat")
+    assert (status, err) == (0, "")
+    rows = [line.split() for line in out.splitlines()[1:]]
+    total = first + second
+    assert rows == [
+        ["main", "0", *_counts(first)],
+        ["main", "1", *_counts(second)],
+        ["total", *_counts(total)],
+    ]
+    assert second.input_tokens > first.input_tokens  # the second call saw the history
+
+
+def _counts(usage: Usage) -> list[str]:
+    fields = (usage.requests, usage.input_tokens, usage.output_tokens, usage.total_tokens)
+    return [str(value) for value in fields]

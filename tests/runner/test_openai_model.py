@@ -28,7 +28,10 @@ from .conftest import OpenSession
 
 class ChatCompletionsServer:
     """Answers each POST /v1/chat/completions with the next scripted reply: a dict with
-    ``content`` and/or ``tool_calls`` ([(id, name, arguments)]). Keeps every request."""
+    ``content`` and/or ``tool_calls`` ([(id, name, arguments)]), and optionally ``usage``
+    ((prompt_tokens, completion_tokens)): sent in the completion, and for a stream in a
+    last chunk without choices when the request asks for it (``stream_options``).
+    Keeps every request."""
 
     def __init__(self) -> None:
         self.replies: list[dict[str, Any]] = []
@@ -46,7 +49,8 @@ class ChatCompletionsServer:
                     return
                 reply = server.replies.pop(0)
                 if body.get("stream"):
-                    self._send_stream(body["model"], reply)
+                    wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                    self._send_stream(body["model"], reply, wants_usage)
                 else:
                     self._send_json(body["model"], reply)
 
@@ -64,6 +68,7 @@ class ChatCompletionsServer:
                         "created": 0,
                         "model": model,
                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                        **usage_field(reply),
                     }
                 ).encode()
                 self.send_response(200)
@@ -72,7 +77,7 @@ class ChatCompletionsServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def _send_stream(self, model: str, reply: dict[str, Any]) -> None:
+            def _send_stream(self, model: str, reply: dict[str, Any], wants_usage: bool) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -95,6 +100,16 @@ class ChatCompletionsServer:
                         "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
                     }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                if wants_usage and "usage" in reply:
+                    last = {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": model,
+                        "choices": [],
+                        **usage_field(reply),
+                    }
+                    self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
 
             def log_message(self, format: str, *args: Any) -> None:
@@ -110,6 +125,20 @@ class ChatCompletionsServer:
     def close(self) -> None:
         self._http.shutdown()
         self._http.server_close()
+
+
+def usage_field(reply: dict[str, Any]) -> dict[str, Any]:
+    """The completion's ``usage`` member for a reply that scripts one, else nothing."""
+    if "usage" not in reply:
+        return {}
+    prompt, completion = reply["usage"]
+    return {
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    }
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from agent_sessions.models import OfflineModel
 from agent_sessions.redis import RedisSession, RedisStore, session_key
 from agent_sessions.testing import SessionConformance
 
+from .test_conformance import UNREACHABLE_SECRET, unreachable_url
+
 NEVER = 10**9
 
 
@@ -38,6 +40,7 @@ def open_compacting_redis(session_id: str, *, url: str, key_prefix: str) -> Comp
 class TestTrimmingRedisSession(SessionConformance):
     supports_processes = True
     url: str
+    failing_url: str
     key_prefix: str
     store: RedisStore
 
@@ -48,11 +51,20 @@ class TestTrimmingRedisSession(SessionConformance):
             self.store = store
             yield
 
+    def wrap(self, inner: Session, session_settings: SessionSettings | None = None) -> Session:
+        return TrimmingSession(inner, max_items=NEVER, session_settings=session_settings)
+
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
-        inner = self.store.session(session_id)
-        return TrimmingSession(inner, max_items=NEVER, session_settings=session_settings)
+        return self.wrap(self.store.session(session_id), session_settings)
+
+    def failing_store_address(self) -> tuple[str, str]:
+        self.failing_url, shown = unreachable_url(self.url)
+        return shown, UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        return self.wrap(RedisSession(session_id, self.failing_url, connect_timeout=1))
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(open_trimming_redis, url=self.url, key_prefix=self.key_prefix)
@@ -64,10 +76,7 @@ class TestTrimmingRedisSession(SessionConformance):
 
 
 class TestCompactingRedisSession(TestTrimmingRedisSession):
-    async def create_session(
-        self, session_id: str, *, session_settings: SessionSettings | None = None
-    ) -> Session:
-        inner = self.store.session(session_id)
+    def wrap(self, inner: Session, session_settings: SessionSettings | None = None) -> Session:
         return CompactingSession(
             inner, model=OfflineModel(), threshold=NEVER, session_settings=session_settings
         )

@@ -10,6 +10,7 @@ timeouts.
 from __future__ import annotations
 
 import functools
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from urllib.parse import urlsplit
@@ -52,12 +53,33 @@ class FreezableServer:
         return self.proxy.frozen()
 
 
+def free_port() -> int:
+    """A loopback port where nothing listens (just now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def unreachable_url(url: str) -> tuple[str, str]:
+    """``url``'s scheme and path on a loopback port where nothing listens, with a user and
+    a password spelled with ``/`` and ``#``; and the URL as errors print it."""
+    parts = urlsplit(url)
+    netloc = f"127.0.0.1:{free_port()}"
+    raw = parts._replace(netloc=f"kit:pa%2Fss%23{UNREACHABLE_SECRET}@{netloc}").geturl()
+    return raw, parts._replace(netloc=f"kit:***@{netloc}").geturl()
+
+
+UNREACHABLE_SECRET = "s3cret"
+
+
 class TestRedisSession(FreezableServer, SessionConformance):
     supports_processes = True
     # Redis runs a command it received whatever became of the client: a write cancelled
     # while the server was frozen is stored when it resumes (documented).
     frozen_cancel_discards_write = False
     url: str
+    failing_url: str
     key_prefix: str
     store: RedisStore
 
@@ -82,6 +104,13 @@ class TestRedisSession(FreezableServer, SessionConformance):
             session_id, url, key_prefix=self.key_prefix, connect_timeout=1, socket_timeout=1
         )
 
+    def failing_store_address(self) -> tuple[str, str]:
+        self.failing_url, shown = unreachable_url(self.url)
+        return shown, UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        return RedisSession(session_id, self.failing_url, connect_timeout=1, socket_timeout=1)
+
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         assert isinstance(session, RedisSession)
         client = await self.store._ready_client()
@@ -91,6 +120,7 @@ class TestRedisSession(FreezableServer, SessionConformance):
 class TestPostgresSession(FreezableServer, SessionConformance):
     supports_processes = True
     url: str
+    failing_url: str
     table: str
     store: PostgresStore
 
@@ -120,6 +150,13 @@ class TestPostgresSession(FreezableServer, SessionConformance):
             statement_timeout=2,
             socket_timeout=1,
         )
+
+    def failing_store_address(self) -> tuple[str, str]:
+        self.failing_url, shown = unreachable_url(self.url)
+        return shown, UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        return PostgresSession(session_id, self.failing_url, table=self.table, connect_timeout=1)
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         """Insert ``raw`` as a foreign writer would; the ``json`` column itself refuses

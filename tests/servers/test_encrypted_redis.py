@@ -17,7 +17,7 @@ from agent_sessions.encrypted import EncryptedSession, generate_key
 from agent_sessions.redis import RedisSession, RedisStore, session_key
 from agent_sessions.testing import SessionConformance
 
-from .test_conformance import FreezableServer
+from .test_conformance import UNREACHABLE_SECRET, FreezableServer, unreachable_url
 
 SECRET = "the launch code is 0000-swordfish"
 
@@ -34,6 +34,7 @@ class TestEncryptedRedisSession(FreezableServer, SessionConformance):
     frozen_cancel_discards_write = False  # as for Redis itself (tests/servers/test_conformance.py)
     key = generate_key()
     url: str
+    failing_url: str
     key_prefix: str
     store: RedisStore
 
@@ -60,6 +61,14 @@ class TestEncryptedRedisSession(FreezableServer, SessionConformance):
         inner = RedisSession(
             session_id, url, key_prefix=self.key_prefix, connect_timeout=1, socket_timeout=1
         )
+        return EncryptedSession(inner, key=self.key)
+
+    def failing_store_address(self) -> tuple[str, str]:
+        self.failing_url, shown = unreachable_url(self.url)
+        return shown, UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        inner = RedisSession(session_id, self.failing_url, connect_timeout=1)
         return EncryptedSession(inner, key=self.key)
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:

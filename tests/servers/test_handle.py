@@ -223,7 +223,9 @@ async def test_closing_a_session_on_a_given_store_leaves_the_store_open(store: A
 def test_the_closed_error_names_the_session_and_where_it_lives(tmp_path: Path) -> None:
     session = SQLiteSession("user_123", tmp_path / "named.db")
     asyncio.run(session.close())
-    with pytest.raises(SessionClosedError, match=r"SQLiteSession 'user_123' \(.*named\.db\)"):
+    with pytest.raises(
+        SessionClosedError, match=r"SQLiteSession is closed: 'user_123' \(.*named\.db\)"
+    ):
         asyncio.run(session.get_items())
 
 

@@ -414,7 +414,17 @@ async def test_our_runner_continues_a_migrated_conversation(tmp_path: Path) -> N
     await sdk_session.add_items(SESSIONS["user_123"][:2])  # type: ignore[arg-type]
     await sdk_session.add_items([{"role": "user", "content": "My name is Ada."}])
     sdk_session.close()
+    # Opened as it is, the file's SDK tables are used in place: nothing to migrate.
     store = open_store(f"sqlite:///{db}")
+    try:
+        report = await migrate(await read_sdk_sqlite(db), store)
+    finally:
+        await store.close()
+    assert [(o.session_id, o.action, o.written) for o in report.sessions] == [
+        ("user_123", "unchanged", 0)
+    ]
+    # Into this library's own tables in the same file (what migrate-sdk does).
+    store = open_store(f"sqlite:///{db}?layout=native")
     try:
         report = await migrate(await read_sdk_sqlite(db), store)
     finally:

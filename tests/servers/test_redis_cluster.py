@@ -20,6 +20,7 @@ from agent_sessions.redis import RedisSession, RedisStore, session_key
 from agent_sessions.testing import SessionConformance
 
 from .own_servers import redis_cluster
+from .test_conformance import UNREACHABLE_SECRET, free_port
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,26 @@ class TestRedisClusterSession(SessionConformance):
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(_child_session, self.ports, self.store.key_prefix, self.ttl)
+
+    failing_client: RedisCluster | None = None
+
+    def failing_store_address(self) -> tuple[str, str]:
+        port = free_port()
+        self.failing_client = RedisCluster(
+            host="127.0.0.1", port=port, password=UNREACHABLE_SECRET, socket_connect_timeout=1
+        )
+        return f"redis://127.0.0.1:{port} (Redis Cluster)", UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        assert self.failing_client is not None
+        return RedisSession(session_id, redis_client=self.failing_client, key_prefix=_prefix())
+
+    @pytest.fixture(autouse=True)
+    async def close_failing_client(self) -> AsyncIterator[None]:
+        yield
+        if self.failing_client is not None:
+            await self.failing_client.aclose()
+            self.failing_client = None
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         client = await self.store._ready_client()

@@ -46,6 +46,8 @@ from agent_sessions.sqlalchemy import (
 )
 from agent_sessions.testing import SessionConformance
 
+from .test_conformance import UNREACHABLE_SECRET, unreachable_url
+
 DEFAULT_MYSQL_URL = "mysql+asyncmy://root@127.0.0.1:3306/test"
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -151,6 +153,20 @@ class _Kit(SessionConformance):
 
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(SQLAlchemySession, url=self.url, table=self.table)
+
+    failing: str
+
+    def failing_store_address(self) -> tuple[str, str]:
+        if self.url.startswith("sqlite"):
+            path = Path(self.url.partition(":///")[2]).with_name("not-a-database.db")
+            path.write_bytes(b"not a SQLite database, " * 100)
+            self.failing = f"sqlite+aiosqlite:///{path}"
+            return str(path), ""
+        self.failing, shown = unreachable_url(self.url)
+        return shown, UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        return SQLAlchemySession(session_id, url=self.failing, table=self.table)
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         """Insert ``raw`` as a foreign writer would. A text column of MariaDB or

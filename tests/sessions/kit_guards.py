@@ -17,15 +17,22 @@ import contextvars
 import copy
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from typing_extensions import Self
 
-from agent_sessions import InvalidItemError, Item, SessionSettings
+from agent_sessions import (
+    BackendUnreachableError,
+    InvalidItemError,
+    InvalidSessionIdError,
+    Item,
+    SessionSettings,
+)
 from agent_sessions._json import encode_items
+from agent_sessions.protocol import SessionsPage
 
-from .kit_mutants import Mutant, _rows
-from .list_session import ListSession, ListStore
+from .kit_mutants import Mutant, _listing_by, _ListingOf, _rows
+from .list_session import ListKit, ListSession, ListStore, UnreachableListSession
 
 _STORES_NOTHING = frozenset(
     {
@@ -278,6 +285,90 @@ class CloseFailsOffTheMainThread(ListSession):
             raise RuntimeError("close() must be called from the main thread")
 
 
+class _PrefixCutAtTheNulStore(_ListingOf):
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        # As a C string binding would: the prefix ends at its first NUL.
+        return await super().list_sessions(
+            prefix=prefix.split("\x00")[0], cursor=cursor, limit=limit
+        )
+
+
+class RefusesNulIdsListsByThePrefixBeforeTheNul(_listing_by(_PrefixCutAtTheNulStore)):  # type: ignore[misc]
+    """Refuses a NUL in an id (as PostgreSQL must), but a prefix with a NUL lists the ids
+    that start with the part before it."""
+
+    def __init__(
+        self, session_id: str, store: ListStore, session_settings: SessionSettings | None = None
+    ) -> None:
+        if "\x00" in session_id:
+            raise InvalidSessionIdError("session_id holds a NUL character")
+        super().__init__(session_id, store, session_settings)
+
+
+class _NulIdsOnlyUnderANulPrefixStore(_ListingOf):
+    async def list_sessions(
+        self, *, prefix: str = "", cursor: str | None = None, limit: int = 100
+    ) -> SessionsPage:
+        # Ids with a NUL kept apart (escaped), and only a prefix with a NUL looks there.
+        page = await super().list_sessions(prefix=prefix, cursor=cursor, limit=limit)
+        if "\x00" in prefix:
+            return page
+        return SessionsPage([i for i in page.session_ids if "\x00" not in i], page.next_cursor)
+
+
+ListsNulIdsOnlyUnderANulPrefix = _listing_by(_NulIdsOnlyUnderANulPrefixStore)
+
+
+class _WrapsInABuiltinConnectionError(UnreachableListSession):
+    async def fail(self) -> NoReturn:
+        self.check_open()
+        try:
+            raise self.refusal()
+        except OSError as exc:
+            raise ConnectionError(f"list store at {self.masked} is unreachable") from exc
+
+
+class _NamesNoAddress(UnreachableListSession):
+    async def fail(self) -> NoReturn:
+        self.check_open()
+        try:
+            raise self.refusal()
+        except OSError as exc:
+            raise BackendUnreachableError("the list store is unreachable") from exc
+
+
+class _DropsTheDriversError(UnreachableListSession):
+    async def fail(self) -> NoReturn:
+        self.check_open()
+        raise BackendUnreachableError(f"list store at {self.masked} is unreachable")
+
+
+class _PrintsThePassword(UnreachableListSession):
+    """Names the masked URL, then repeats the driver's message, which holds the raw one."""
+
+    async def fail(self) -> NoReturn:
+        self.check_open()
+        try:
+            raise self.refusal()
+        except OSError as exc:
+            raise BackendUnreachableError(
+                f"list store at {self.masked} is unreachable: {exc}"
+            ) from exc
+
+
+def _failing_by(session_class: type[UnreachableListSession]) -> type[ListKit]:
+    name = f"FailsBy{session_class.__name__.strip('_')}"
+    kit: type[ListKit] = type(name, (ListKit,), {"failing_session_class": session_class})
+    return kit
+
+
+FailsWithABuiltinConnectionError = _failing_by(_WrapsInABuiltinConnectionError)
+FailsNamingNoAddress = _failing_by(_NamesNoAddress)
+FailsWithoutTheDriversError = _failing_by(_DropsTheDriversError)
+FailsPrintingThePassword = _failing_by(_PrintsThePassword)
+
 _PARTIAL = Mutant(StoresTheItemsBeforeABadOne, _STORES_NOTHING)
 _SILENT = Mutant(
     IgnoresABadBatch,
@@ -376,6 +467,16 @@ GUARDS: dict[str, tuple[type | Mutant, ...]] = {
             ),
         ),
     ),
+    "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix": (
+        RefusesNulIdsListsByThePrefixBeforeTheNul,
+        ListsNulIdsOnlyUnderANulPrefix,
+    ),
+    "test_a_failing_store_raises_a_session_error_naming_it": (
+        FailsWithABuiltinConnectionError,
+        FailsNamingNoAddress,
+        FailsWithoutTheDriversError,
+        FailsPrintingThePassword,
+    ),
     "test_session_satisfies_the_session_protocol": (_STORAGE_KEY_AS_ID,),
     "test_hostile_session_id_is_stored_and_isolated": (_STORAGE_KEY_AS_ID,),
     "test_round_trip_keeps_nested_values_and_json_types": (HugeIntsComeBackAsFloats,),
@@ -404,14 +505,6 @@ GUARDS: dict[str, tuple[type | Mutant, ...]] = {
 
 
 UNGUARDED: dict[tuple[str, str], str] = {
-    (
-        "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix",
-        "assert sorted(page.session_ids) == sorted([session.session_id, other.session_id])",
-    ): "open: no broken backend yet fails this check alone",
-    (
-        "test_list_sessions_finds_an_id_with_a_nul_after_the_prefix",
-        "assert (list(page.session_ids), page.next_cursor) == ([], None)",
-    ): "open: no broken backend yet fails this check alone",
     (
         "_assert_all_batches_contiguous",
         "assert chunk == _batch(writer, batch, batch_size), f'batch not contiguous at {start}'",

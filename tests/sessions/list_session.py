@@ -8,11 +8,18 @@ constructor ``(session_id, store, session_settings=None)``, and run in ``ListKit
 from __future__ import annotations
 
 import threading
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 import pytest
 
-from agent_sessions import Item, Session, SessionABC, SessionClosedError, SessionSettings
+from agent_sessions import (
+    BackendUnreachableError,
+    Item,
+    Session,
+    SessionABC,
+    SessionClosedError,
+    SessionSettings,
+)
 from agent_sessions._json import decode_items, encode_items
 from agent_sessions.protocol import SessionsPage, validate_page_limit, validate_session_id
 from agent_sessions.testing import SessionConformance
@@ -91,6 +98,36 @@ class ListSession(SessionABC):
             raise SessionClosedError(f"ListSession {self.session_id!r} is closed")
 
 
+class UnreachableListSession(ListSession):
+    """A session on a list store behind a URL where nothing answers: every call fails with
+    ``BackendUnreachableError`` naming the masked URL, the refusal as its ``__cause__``."""
+
+    url: ClassVar[str] = "list://kit:pa%2Fs3cret@127.0.0.1:9/store"
+    masked: ClassVar[str] = "list://kit:***@127.0.0.1:9/store"
+
+    def refusal(self) -> OSError:
+        return ConnectionRefusedError(111, f"Connection refused by {self.url}")
+
+    async def fail(self) -> NoReturn:
+        self.check_open()
+        try:
+            raise self.refusal()
+        except OSError as exc:
+            raise BackendUnreachableError(f"list store at {self.masked} is unreachable") from exc
+
+    async def get_items(self, limit: int | None = None) -> list[Item]:
+        await self.fail()
+
+    async def add_items(self, items: list[Item]) -> None:
+        await self.fail()
+
+    async def pop_item(self) -> Item | None:
+        await self.fail()
+
+    async def clear_session(self) -> None:
+        await self.fail()
+
+
 class ListKit(SessionConformance):
     """The kit on a fresh ``ListStore`` per test, with sessions of ``session_class``."""
 
@@ -105,6 +142,14 @@ class ListKit(SessionConformance):
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
         return self.session_class(session_id, self.store, session_settings)
+
+    failing_session_class: ClassVar[type[UnreachableListSession]] = UnreachableListSession
+
+    def failing_store_address(self) -> tuple[str, str]:
+        return self.failing_session_class.masked, "s3cret"
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        return self.failing_session_class(session_id, ListStore())
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         with self.store.lock:

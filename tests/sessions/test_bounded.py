@@ -10,11 +10,18 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_sessions import Session, SessionConfigError, SessionSettings, SQLiteStore
+from agent_sessions import (
+    Session,
+    SessionConfigError,
+    SessionSettings,
+    SQLiteSession,
+    SQLiteStore,
+)
 from agent_sessions.agent import Agent
 from agent_sessions.bounded import (
     SUMMARY_PREFIX,
@@ -44,18 +51,29 @@ NEVER = 10**9  # a bound the kit never reaches: the plain protocol's expectation
 
 class TestTrimmingByItemsSQLite(SessionConformance):
     store: SQLiteStore
+    not_a_database: Path
 
     @pytest.fixture(autouse=True)
-    async def memory_store(self) -> AsyncIterator[None]:
+    async def memory_store(self, tmp_path: Path) -> AsyncIterator[None]:
+        self.not_a_database = tmp_path / "not-a-database.db"
         async with SQLiteStore() as store:
             self.store = store
             yield
 
+    def wrap(self, inner: Session, session_settings: SessionSettings | None = None) -> Session:
+        return TrimmingSession(inner, max_items=NEVER, session_settings=session_settings)
+
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
     ) -> Session:
-        inner = self.store.session(session_id)
-        return TrimmingSession(inner, max_items=NEVER, session_settings=session_settings)
+        return self.wrap(self.store.session(session_id), session_settings)
+
+    def failing_store_address(self) -> tuple[str, str]:
+        return str(self.not_a_database), ""
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        self.not_a_database.write_bytes(b"not a SQLite database, " * 100)
+        return self.wrap(SQLiteSession(session_id, self.not_a_database))
 
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         assert isinstance(session, TrimmingSession)
@@ -63,18 +81,12 @@ class TestTrimmingByItemsSQLite(SessionConformance):
 
 
 class TestTrimmingByTokensSQLite(TestTrimmingByItemsSQLite):
-    async def create_session(
-        self, session_id: str, *, session_settings: SessionSettings | None = None
-    ) -> Session:
-        inner = self.store.session(session_id)
+    def wrap(self, inner: Session, session_settings: SessionSettings | None = None) -> Session:
         return TrimmingSession(inner, max_tokens=NEVER, session_settings=session_settings)
 
 
 class TestCompactingSQLite(TestTrimmingByItemsSQLite):
-    async def create_session(
-        self, session_id: str, *, session_settings: SessionSettings | None = None
-    ) -> Session:
-        inner = self.store.session(session_id)
+    def wrap(self, inner: Session, session_settings: SessionSettings | None = None) -> Session:
         return CompactingSession(
             inner, model=OfflineModel(), threshold=NEVER, session_settings=session_settings
         )

@@ -178,7 +178,7 @@ async def test_delete_removes_the_branch_and_its_items(store: SQLiteStore) -> No
 
 async def test_bad_branch_operations_change_nothing(store: SQLiteStore) -> None:
     session_id = sid()
-    session = BranchingSession(store, session_id)
+    session = BranchingSession(store, session_id, record_runs=False)
     await ask(session, "only")
     log = store.session(metadata_session_id(session_id))
     with pytest.raises(BranchError, match="has 1 user turns"):
@@ -235,7 +235,7 @@ class SdkLikeUsage:
 
 
 async def test_usage_per_turn_branch_and_session_after_real_runs(store: SQLiteStore) -> None:
-    session = BranchingSession(store, sid())
+    session = BranchingSession(store, sid(), record_runs=False)  # usage by hand only
     await ask(session, "first")
     await session.record_usage({"requests": 1, "input_tokens": 10, "output_tokens": 5})
     await ask(session, "second")
@@ -261,7 +261,7 @@ async def test_usage_per_turn_branch_and_session_after_real_runs(store: SQLiteSt
 
 
 async def test_bad_usage_is_refused_and_not_recorded(store: SQLiteStore) -> None:
-    session = BranchingSession(store, sid())
+    session = BranchingSession(store, sid(), record_runs=False)
     with pytest.raises(BranchError, match="no user turn"):
         await session.record_usage({"input_tokens": 1})
     await ask(session, "q")
@@ -276,7 +276,7 @@ async def test_bad_usage_is_refused_and_not_recorded(store: SQLiteStore) -> None
 
 async def test_unknown_or_malformed_log_entries_are_ignored(store: SQLiteStore) -> None:
     session_id = sid()
-    session = BranchingSession(store, session_id)
+    session = BranchingSession(store, session_id, record_runs=False)
     await ask(session, "q")
     await session.branch_from(0, "b")
     await store.session(metadata_session_id(session_id)).add_items(

@@ -84,6 +84,14 @@ class TestEncryptedSQLiteFileSession(SessionConformance):
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(open_encrypted_file, db_path=self.db_path, key=self.key)
 
+    def failing_store_address(self) -> tuple[str, str]:
+        return str(self.db_path.with_name("not-a-database.db")), ""
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        path = self.db_path.with_name("not-a-database.db")
+        path.write_bytes(b"not a SQLite database, " * 100)
+        return EncryptedSession(SQLiteSession(session_id, path), key=self.key)
+
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         assert isinstance(session, EncryptedSession)
         await write_raw_row(session.session, raw)

@@ -68,5 +68,13 @@ class TestSQLiteFileSession(SessionConformance):
     def child_session_factory(self) -> Callable[[str], Session]:
         return functools.partial(SQLiteSession, db_path=self.db_path)
 
+    def failing_store_address(self) -> tuple[str, str]:
+        return str(self.db_path.with_name("not-a-database.db")), ""
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        path = self.db_path.with_name("not-a-database.db")
+        path.write_bytes(b"not a SQLite database, " * 100)
+        return SQLiteSession(session_id, path)
+
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         await write_raw_row(session, raw)

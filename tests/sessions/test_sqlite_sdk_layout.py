@@ -326,6 +326,14 @@ class TestSQLiteSDKLayoutSession(SessionConformance):
             functools.partial(agents.SQLiteSession, db_path=self.db_path),
         )
 
+    def failing_store_address(self) -> tuple[str, str]:
+        return str(self.db_path.with_name("not-a-database.db")), ""
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        path = self.db_path.with_name("not-a-database.db")
+        path.write_bytes(b"not a SQLite database, " * 100)
+        return SQLiteSession(session_id, path, layout="sdk")
+
     async def write_corrupt_item(self, session: Session, raw: bytes) -> None:
         await write_raw_sdk_row(session, raw)
 
