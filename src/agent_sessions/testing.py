@@ -969,7 +969,9 @@ class SessionConformance:
 
         with pytest.raises(SessionError, match=re.escape(shown)) as raised:
             await asyncio.wait_for(open_and_call(), self.loop_test_bound)
-        assert raised.value.__cause__ is not None, "the driver's error is not the __cause__"
+        cause = raised.value.__cause__
+        assert cause is not None, "the driver's error is not the __cause__"
+        assert not isinstance(cause, SessionError), f"the __cause__ is no driver's error: {cause!r}"
         assert not secret or secret not in str(raised.value), "the password is printed"
 
     # -- listing (the store of a session, see listing_store) ---------------------------------

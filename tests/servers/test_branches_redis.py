@@ -14,6 +14,8 @@ from agent_sessions.items import assistant_message, user_message
 from agent_sessions.redis import RedisSession, RedisStore, session_key
 from agent_sessions.testing import SessionConformance
 
+from .test_conformance import UNREACHABLE_SECRET, unreachable_url
+
 
 def open_branching_redis(session_id: str, *, url: str, key_prefix: str) -> BranchingSession:
     """A branching session on Redis (module level: child processes call it)."""
@@ -25,15 +27,30 @@ def open_branching_redis(session_id: str, *, url: str, key_prefix: str) -> Branc
 class TestBranchingRedisSession(SessionConformance):
     supports_processes = True
     url: str
+    failing_url: str
     key_prefix: str
     store: RedisStore
+
+    failing_stores: list[RedisStore]
 
     @pytest.fixture(autouse=True)
     async def redis_store(self, redis_url: str, redis_prefix: str) -> AsyncIterator[None]:
         self.url, self.key_prefix = redis_url, redis_prefix + "branches:"
+        self.failing_stores = []
         async with RedisStore(redis_url, key_prefix=self.key_prefix) as store:
             self.store = store
             yield
+        for failing in self.failing_stores:
+            await failing.close()
+
+    def failing_store_address(self) -> tuple[str, str]:
+        self.failing_url, shown = unreachable_url(self.url)
+        return shown, UNREACHABLE_SECRET
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        failing = RedisStore(self.failing_url, key_prefix=self.key_prefix, connect_timeout=1)
+        self.failing_stores.append(failing)
+        return BranchingSession(failing, session_id)
 
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None

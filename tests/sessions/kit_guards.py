@@ -26,6 +26,7 @@ from agent_sessions import (
     InvalidItemError,
     InvalidSessionIdError,
     Item,
+    SessionBackendError,
     SessionSettings,
 )
 from agent_sessions._json import encode_items
@@ -345,6 +346,17 @@ class _DropsTheDriversError(UnreachableListSession):
         raise BackendUnreachableError(f"list store at {self.masked} is unreachable")
 
 
+class _ChainsItsOwnError(UnreachableListSession):
+    """Wraps its own error of the refusal again: the driver's error is lost."""
+
+    async def fail(self) -> NoReturn:
+        self.check_open()
+        try:
+            raise SessionBackendError("connection refused")
+        except SessionBackendError as exc:
+            raise BackendUnreachableError(f"list store at {self.masked} is unreachable") from exc
+
+
 class _PrintsThePassword(UnreachableListSession):
     """Names the masked URL, then repeats the driver's message, which holds the raw one."""
 
@@ -368,6 +380,7 @@ FailsWithABuiltinConnectionError = _failing_by(_WrapsInABuiltinConnectionError)
 FailsNamingNoAddress = _failing_by(_NamesNoAddress)
 FailsWithoutTheDriversError = _failing_by(_DropsTheDriversError)
 FailsPrintingThePassword = _failing_by(_PrintsThePassword)
+FailsChainingItsOwnError = _failing_by(_ChainsItsOwnError)
 
 _PARTIAL = Mutant(StoresTheItemsBeforeABadOne, _STORES_NOTHING)
 _SILENT = Mutant(
@@ -475,6 +488,7 @@ GUARDS: dict[str, tuple[type | Mutant, ...]] = {
         FailsWithABuiltinConnectionError,
         FailsNamingNoAddress,
         FailsWithoutTheDriversError,
+        FailsChainingItsOwnError,
         FailsPrintingThePassword,
     ),
     "test_session_satisfies_the_session_protocol": (_STORAGE_KEY_AS_ID,),

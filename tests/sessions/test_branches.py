@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -29,12 +30,26 @@ from .test_sqlite_conformance import write_raw_row
 
 class TestBranchingSQLite(SessionConformance):
     store: SQLiteStore
+    not_a_database: Path
+    failing_stores: list[SQLiteStore]
 
     @pytest.fixture(autouse=True)
-    async def memory_store(self) -> AsyncIterator[None]:
+    async def memory_store(self, tmp_path: Path) -> AsyncIterator[None]:
+        self.not_a_database, self.failing_stores = tmp_path / "not-a-database.db", []
         async with SQLiteStore() as store:
             self.store = store
             yield
+        for failing in self.failing_stores:
+            await failing.close()
+
+    def failing_store_address(self) -> tuple[str, str]:
+        return str(self.not_a_database), ""
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        self.not_a_database.write_bytes(b"not a SQLite database, " * 100)
+        failing = SQLiteStore(self.not_a_database)
+        self.failing_stores.append(failing)
+        return BranchingSession(failing, session_id)
 
     async def create_session(
         self, session_id: str, *, session_settings: SessionSettings | None = None
