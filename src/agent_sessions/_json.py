@@ -8,10 +8,9 @@ so that every accepted item decodes wherever it is read: a read that runs out of
 stack (a deep caller) decodes the item again in a fresh thread, whose stack is empty,
 instead of taking it for corrupt.
 
-Large batches are encoded and decoded by :func:`encode_items_yielding` and
-:func:`decode_items_yielding` in chunks (:data:`ENCODE_CHUNK` items,
-:data:`DECODE_CHUNK` rows, a few milliseconds each) with the event loop given a turn
-between chunks, so that a 20,000-item call does not hold the loop for its whole duration.
+A large batch is validated and encoded by :func:`encode_items_yielding` in chunks of
+:data:`ENCODE_CHUNK` items (a few milliseconds each) with the event loop given a turn
+between chunks, so that a 20,000-item write does not hold the loop for its whole duration.
 """
 
 from __future__ import annotations
@@ -27,12 +26,10 @@ from typing import Any, TypeVar, cast
 from .protocol import InvalidItemError, Item
 
 __all__ = [
-    "DECODE_CHUNK",
     "ENCODE_CHUNK",
     "MAX_DEPTH",
     "decode_item",
     "decode_items",
-    "decode_items_yielding",
     "encode_items",
     "encode_items_yielding",
 ]
@@ -43,9 +40,6 @@ Deeper items are refused by ``add_items`` with ``InvalidItemError``."""
 
 ENCODE_CHUNK = 1_000
 """Items validated and encoded between two turns of the event loop (about 2-3 ms)."""
-
-DECODE_CHUNK = 2_000
-"""Rows decoded between two turns of the event loop (about 2 ms)."""
 
 logger = logging.getLogger("agent_sessions")
 
@@ -156,21 +150,6 @@ async def encode_items_yielding(items: Iterable[Mapping[str, Any]]) -> list[str]
             await asyncio.sleep(0)
         encoded += encode_items(items[start : start + ENCODE_CHUNK], first_index=start)
     return encoded
-
-
-async def decode_items_yielding(
-    rows: list[tuple[_Key, str | bytes]], *, where: Callable[[_Key], str]
-) -> list[Item]:
-    """:func:`decode_items`, giving the event loop a turn after every ``DECODE_CHUNK``
-    rows."""
-    if len(rows) <= DECODE_CHUNK:
-        return decode_items(rows, where=where)
-    items: list[Item] = []
-    for start in range(0, len(rows), DECODE_CHUNK):
-        if start:
-            await asyncio.sleep(0)
-        items += decode_items(rows[start : start + DECODE_CHUNK], where=where)
-    return items
 
 
 _T = TypeVar("_T")

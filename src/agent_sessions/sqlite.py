@@ -11,9 +11,9 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
   when SQLite reports the database busy (another process or thread holds the write lock) is
   the operation retried in a worker thread that waits up to ``busy_timeout`` seconds, so the
   event loop is never blocked on someone else's lock. Large calls run in that worker too:
-  a read that finds more than 1,000 rows is done again there, a write of more than 1,000
-  items goes there at once; their items are decoded (and a large batch validated and
-  encoded) on the loop in chunks of a few milliseconds with other tasks run in between.
+  a read that finds more than 1,000 rows is done again there, and its rows decoded there;
+  a write of more than 1,000 items goes there at once (its batch is validated and encoded
+  on the loop in chunks of a few milliseconds, other tasks running in between).
 - Every write is one transaction; a failed, cancelled or interrupted write is rolled back and
   never leaves a connection inside a transaction. When a call is cancelled, its outcome is
   settled before ``CancelledError`` reaches the caller: a write cancelled while waiting for
@@ -51,7 +51,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final, NamedTuple, TypeVar
 
-from ._json import decode_item, decode_items, decode_items_yielding
+from ._json import decode_item, decode_items
 from .base import BaseSession, BaseStore, Release
 from .errors import (
     BackendDatabaseMissingError,
@@ -204,14 +204,10 @@ class SQLiteStore(BaseStore):
     # -- the store operations (BaseStore's hooks) ------------------------------------------
 
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
-        rows = await self._run(
-            partial(self._select, session_id, limit, _INLINE_ROWS),
-            in_worker=partial(self._select, session_id, limit, None),
+        return await self._run(
+            partial(self._read, session_id, limit, _INLINE_ROWS),
+            in_worker=partial(self._read, session_id, limit, None),
         )
-        where = partial(self._where, session_id)
-        if len(rows) <= _INLINE_ROWS:
-            return decode_items(rows, where=where)
-        return await decode_items_yielding(rows, where=where)
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
         operation = partial(self._add, session_id, encoded)
@@ -479,6 +475,18 @@ class SQLiteStore(BaseStore):
         except BaseException:
             _roll_back(connection)
             raise
+
+    def _read(
+        self,
+        session_id: str,
+        limit: int | None,
+        at_most: int | None,
+        connection: sqlite3.Connection,
+    ) -> list[Item]:
+        """The items of ``get_items(limit)``: :meth:`_select`'s rows, decoded (in the worker
+        thread when the read runs there)."""
+        rows = self._select(session_id, limit, at_most, connection)
+        return decode_items(rows, where=partial(self._where, session_id))
 
     def _select(
         self,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -159,3 +162,24 @@ def test_sync_callers_with_asyncio_run_per_call(tmp_path: Path) -> None:
 
     asyncio.run(write())
     assert asyncio.run(read()) == _items(LARGE)
+
+
+@pytest.mark.parametrize(("count", "off_the_loop"), [(10, False), (LARGE, True)])
+async def test_a_large_read_decodes_in_the_worker_thread(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, count: int, off_the_loop: bool
+) -> None:
+    """Where the rows are decoded, seen from the warning a corrupt row logs: the thread
+    that logged it is the loop's for a small read, a worker's for a large one."""
+    path = tmp_path / "where.db"
+    async with SQLiteStore(path) as opened:
+        session = opened.session("s")
+        await session.add_items(_items(count))
+        with sqlite3.connect(path) as raw:
+            raw.execute(
+                "INSERT INTO agent_sessions_items (session_id, item) VALUES ('s', 'not json')"
+            )
+        raw.close()
+        with caplog.at_level(logging.WARNING, logger="agent_sessions"):
+            assert await session.get_items() == _items(count)
+        [record] = [r for r in caplog.records if "corrupt" in r.getMessage()]
+        assert (record.thread != threading.get_ident()) is off_the_loop
