@@ -76,7 +76,12 @@ def _userinfo(url: str) -> _UserInfo | None:
         user, colon, password = head.partition(":")
         # "[::1]:5432/db?a=b@c" and "host:5432/db?a=b@c" name no user; neither does
         # "host/db?a=b@c" (nor can "us/er@host" be told from it: user names are no secret).
-        if not at or head.startswith("[") or not colon or _PORT_THEN_PATH.match(password):
+        # "u:12/ab@host/db": digits then "/" read as a port, but an "@" in the path (or
+        # the fragment, or a query "parameter" without "=") is the user info's.
+        port_like = _PORT_THEN_PATH.match(password) and not _at_outside_query(
+            rest[len(authority) :]
+        )
+        if not at or head.startswith("[") or not colon or port_like:
             return None
     head, _, tail = rest.rpartition("@")
     user, colon, password = head.partition(":")
@@ -133,7 +138,8 @@ def check_userinfo(url: str) -> None:
     that holds a character the URL grammar ends it at (``/ ? # @ [ ]``) or a ``%`` that
     starts no escape: drivers split such a URL in different places (so a password would
     reach the server cut, or as a host name), and it must be percent-encoded instead.
-    (A password of digits then ``/``, ``?`` or ``#`` reads as a port and is not caught.)"""
+    A password of digits then ``/``, ``?`` or ``#`` (``u:12/ab@host``) is caught by the
+    ``@`` after it."""
     parts = _userinfo(url)
     if parts is None or not parts.suspicious:
         return

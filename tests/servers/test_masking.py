@@ -26,6 +26,11 @@ from agent_sessions._servers import mask_url
         ("redis://u:pa?s3cret@host/0", "redis://u:***@host/0"),
         ("redis://u:pa@ss/w0rd@host/0", "redis://u:***@host/0"),
         ("postgresql://u:pa%s3cret@host/db", "postgresql://u:***@host/db"),
+        # Digits then "/", "?" or "#" look like a port: the "@" after them says otherwise.
+        ("postgresql://u:12/ab@host/db", "postgresql://u:***@host/db"),
+        ("redis://u:12?ab@host/0", "redis://u:***@host/0"),
+        ("redis://u:12#ab@host/0", "redis://u:***@host/0"),
+        ("postgresql://u:5432/db?application_name=a@b", None),
         # An "@" after the authority is not the user info's.
         (
             "postgresql://u:pw@host:5432/db?application_name=a@b",

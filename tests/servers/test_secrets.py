@@ -41,6 +41,8 @@ PASSWORDS = [f"Hid3{char}{SECRET}" for char in "#/?@%"] + [
     f"{SECRET}%",
     f"%{SECRET}#",
     *(f"Hid3@x{char}{SECRET}" for char in "#/?"),
+    # Digits then "/", "?" or "#": read as a port until the "@" after them.
+    *(f"12{char}{SECRET}" for char in "#/?"),
 ]
 USERS = ["ad#min", "ad/min", "ad?min", "ad@min", "ad%min", "ad%40min"]
 
