@@ -297,9 +297,12 @@ def test_ctrl_c_interrupts_a_command_waiting_for_a_server_at_once(
         stderr=subprocess.PIPE,
         text=True,
     )
-    # Observed, not slept on: once it has connected it is waiting for the reply (the
-    # socket timeout is 20 s); on a loaded machine starting Python alone takes seconds.
+    # Observed, not slept on: once its first command has arrived it is waiting for the
+    # reply (the socket timeout is 20 s); on a loaded machine starting Python alone takes
+    # seconds, and a SIGINT between connecting and sending lands in the driver's connect.
     connection, _ = silent_server.accept()
+    connection.settimeout(60)
+    assert connection.recv(1)
     assert process.poll() is None
     interrupted = time.monotonic()
     process.send_signal(signal.SIGINT)

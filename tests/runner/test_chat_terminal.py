@@ -108,6 +108,10 @@ def test_ctrl_c_at_the_prompt_ends_the_chat_at_once_and_sends_nothing(tmp_path: 
     child = chat(tmp_path)
     say(child, "first")
     child.send("half a thought")
+    # Pressed once readline has shown what was typed (as a user does): a SIGINT between
+    # readline's select() and its read of the typed keys is only seen at the next key
+    # (CPython's readline loop checks signals on EINTR only).
+    child.expect_exact("half a thought")
     child.sendcontrol("c")
     status, output = ended(child)
 
