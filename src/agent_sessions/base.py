@@ -95,6 +95,35 @@ def sdk_settings_view(settings: SessionSettings) -> Any:
     return None if sdk_class is None else sdk_class(limit=settings.limit)
 
 
+class GivenSettings:
+    """The settings a session or wrapper was given (``settings``, or ``None``): handed out
+    as the Agents SDK's ``SessionSettings`` while the SDK is loaded (its ``Runner`` and
+    wrappers accept nothing else), the SDK's object itself if one was given, else a copy
+    of ours made once; without the SDK, ours, and nothing imports the SDK."""
+
+    __slots__ = ("_sdk_view", "settings")
+
+    def __init__(self, settings: SessionSettings | None) -> None:
+        self.settings = coerce_session_settings(settings)
+        self._sdk_view: Any = given_sdk_settings(settings)
+
+    def handed_out(self) -> SessionSettings | None:
+        """What ``session_settings`` shows; ``None`` when none were given."""
+        if self.settings is None:
+            return None
+        if self._sdk_view is None:
+            self._sdk_view = sdk_settings_view(self.settings)
+            if self._sdk_view is None:
+                return self.settings
+        return cast(SessionSettings, self._sdk_view)
+
+    @property
+    def live(self) -> SessionSettings | None:
+        """The settings that count: the SDK's object once handed out (it is mutable: what
+        was handed out is what counts), else ours; ``None`` when none were given."""
+        return self.settings if self._sdk_view is None else cast(SessionSettings, self._sdk_view)
+
+
 def default_session_settings() -> SessionSettings:
     """A fresh default ``SessionSettings()`` (``limit`` ``None``): the Agents SDK's class
     when the SDK is loaded, so that its wrappers accept it, ours otherwise. Both have
@@ -243,9 +272,8 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = self.check_session_id(session_id)
-        self._settings = coerce_session_settings(session_settings)
+        self._given = GivenSettings(session_settings)
         self._default_settings: Any = None
-        self._sdk_view: Any = given_sdk_settings(session_settings)
         self._closed = False
         self._release: Release | None = None
         if isinstance(store, BaseStore):
@@ -282,7 +310,8 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         ``EncryptedSession``, accept nothing else): the SDK's object if one was given, else
         a copy of ours made once; without the SDK it is ours and nothing imports the SDK.
         Assign to change them; ``None`` restores the default."""
-        if self._settings is None:
+        given = self._given.handed_out()
+        if given is None:
             default = self._default_settings
             if default is None or (
                 type(default) is SessionSettings and _sdk_settings() is not None
@@ -291,25 +320,19 @@ class BaseSession(SessionABC, Generic[_StoreT]):
                 # frozen: nothing set on it is lost).
                 default = self._default_settings = default_session_settings()
             return cast(SessionSettings, default)
-        if self._sdk_view is None:
-            self._sdk_view = sdk_settings_view(self._settings)
-            if self._sdk_view is None:
-                return self._settings
-        return cast(SessionSettings, self._sdk_view)
+        return given
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
-        self._settings = coerce_session_settings(settings)
+        self._given = GivenSettings(settings)
         self._default_settings = None
-        self._sdk_view = given_sdk_settings(settings)
 
     def _effective_limit(self, limit: int | None) -> int | None:
         if limit is not None:
             return validate_limit(limit)
-        # The SDK's settings objects are mutable: what was handed out is what counts.
-        settings = self._sdk_view
+        settings = self._given.live
         if settings is None:
-            settings = self._settings if self._settings is not None else self._default_settings
+            settings = self._default_settings
         return None if settings is None else validate_limit(settings.limit)
 
     async def get_items(self, limit: int | None = None) -> list[Item]:

@@ -71,9 +71,9 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, Final, cast
+from typing import Final
 
-from .base import MAX_INT64, given_sdk_settings, sdk_settings_view
+from .base import MAX_INT64, GivenSettings
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .items import is_function_call, is_function_call_output, message_role, message_text
 from .models import Model, ModelRequest
@@ -82,7 +82,6 @@ from .protocol import (
     Session,
     SessionABC,
     SessionSettings,
-    coerce_session_settings,
     validate_session_id,
 )
 
@@ -185,8 +184,7 @@ class _Wrapper(SessionABC):
             raise TypeError(f"{type(self).__name__} wraps a Session, got {type(session).__name__}")
         self.session_id = validate_session_id(session.session_id)
         self.session = session
-        self._settings = coerce_session_settings(session_settings)
-        self._sdk_view: Any = given_sdk_settings(session_settings)
+        self._given = GivenSettings(session_settings)
         self._closed = False
 
     @property
@@ -195,18 +193,12 @@ class _Wrapper(SessionABC):
         call). Assign to change them; ``None`` goes back to the wrapped session's. Handed
         out as the Agents SDK's ``SessionSettings`` while the SDK is loaded (its Runner
         and wrappers accept only those), as every session of this library does."""
-        if self._settings is None:
-            return self.session.session_settings
-        if self._sdk_view is None:
-            self._sdk_view = sdk_settings_view(self._settings)
-            if self._sdk_view is None:
-                return self._settings
-        return cast(SessionSettings, self._sdk_view)
+        given = self._given.handed_out()
+        return self.session.session_settings if given is None else given
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
-        self._settings = coerce_session_settings(settings)
-        self._sdk_view = given_sdk_settings(settings)
+        self._given = GivenSettings(settings)
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         """The wrapped session's latest ``limit`` items (default ``session_settings.limit``,

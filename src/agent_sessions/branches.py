@@ -83,7 +83,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, cast
 
-from .base import given_sdk_settings, sdk_settings_view
+from .base import GivenSettings
 from .errors import SessionClosedError, SessionError
 from .items import message_role
 from .models import Usage
@@ -94,7 +94,6 @@ from .protocol import (
     SessionABC,
     SessionSettings,
     SessionStore,
-    coerce_session_settings,
     validate_session_id,
 )
 from .runner import call_after_run
@@ -190,8 +189,7 @@ class BranchingSession(SessionABC):
                 "BranchingSession takes a SessionStore or a callable factory(session_id), "
                 f"got {type(store_or_factory).__name__}"
             )
-        self._settings = coerce_session_settings(session_settings)
-        self._sdk_view: Any = given_sdk_settings(session_settings)
+        self._given = GivenSettings(session_settings)
         self._opened: dict[str, Session] = {}
         self._state: _State | None = None
         self._closed = False
@@ -201,18 +199,12 @@ class BranchingSession(SessionABC):
     @property
     def session_settings(self) -> SessionSettings | None:
         """The settings given to this wrapper, else the main branch session's."""
-        if self._settings is None:
-            return self._open_id(self.session_id).session_settings
-        if self._sdk_view is None:
-            self._sdk_view = sdk_settings_view(self._settings)
-            if self._sdk_view is None:
-                return self._settings
-        return cast(SessionSettings, self._sdk_view)
+        given = self._given.handed_out()
+        return self._open_id(self.session_id).session_settings if given is None else given
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
-        self._settings = coerce_session_settings(settings)
-        self._sdk_view = given_sdk_settings(settings)
+        self._given = GivenSettings(settings)
 
     def __repr__(self) -> str:
         return f"BranchingSession({self.session_id!r})"
@@ -220,8 +212,8 @@ class BranchingSession(SessionABC):
     async def get_items(self, limit: int | None = None) -> list[Item]:
         """The latest ``limit`` items of the current branch, oldest first."""
         session = await self.current_session()
-        if limit is None and self._settings is not None:
-            limit = self._settings.limit
+        if limit is None and self._given.live is not None:
+            limit = self._given.live.limit
         return await session.get_items(limit)
 
     async def add_items(self, items: list[Item]) -> None:

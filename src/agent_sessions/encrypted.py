@@ -63,17 +63,16 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Final
 
 from ._json import decode_item, decode_items, encode_items
-from .base import MAX_INT64, given_sdk_settings, sdk_settings_view
+from .base import MAX_INT64, GivenSettings
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
     Item,
     Session,
     SessionABC,
     SessionSettings,
-    coerce_session_settings,
     validate_session_id,
 )
 
@@ -144,8 +143,7 @@ class EncryptedSession(SessionABC):
             raise TypeError(f"EncryptedSession wraps a Session, got {type(session).__name__}")
         self.session_id = validate_session_id(session.session_id)
         self.session = session
-        self._settings = coerce_session_settings(session_settings)
-        self._sdk_view: Any = given_sdk_settings(session_settings)
+        self._given = GivenSettings(session_settings)
         self.ttl = _check_ttl(ttl)
         self._clock = clock
         self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
@@ -157,18 +155,12 @@ class EncryptedSession(SessionABC):
         """The settings given to this wrapper, else the wrapped session's (read at each
         call, so the Agents SDK's default there stays the SDK's). Assign to change them;
         ``None`` goes back to the wrapped session's. Their ``limit`` counts readable items."""
-        if self._settings is None:
-            return self.session.session_settings
-        if self._sdk_view is None:
-            self._sdk_view = sdk_settings_view(self._settings)
-            if self._sdk_view is None:
-                return self._settings
-        return cast(SessionSettings, self._sdk_view)
+        given = self._given.handed_out()
+        return self.session.session_settings if given is None else given
 
     @session_settings.setter
     def session_settings(self, settings: SessionSettings | None) -> None:
-        self._settings = coerce_session_settings(settings)
-        self._sdk_view = given_sdk_settings(settings)
+        self._given = GivenSettings(settings)
 
     def __repr__(self) -> str:
         return f"EncryptedSession({self.session!r}, keys={len(self._keys)}, ttl={self.ttl!r})"
