@@ -252,6 +252,13 @@ class PostgresStore(BaseStore):
     async def _clear_session(self, session_id: str) -> None:
         await self._execute(self._queries.clear, {"sid": session_id})
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One transaction (BEGIN ... COMMIT, as every insert): the old rows or the new.
+        await self._insert(
+            self._queries.replace,
+            {"lock": self._queries.lock_class, "sid": session_id, "payloads": encoded},
+        )
+
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids in byte order of their UTF-8 encoding; an index skip-scan: the cost grows
         # with the page, not with the number of items.
@@ -696,6 +703,15 @@ class _Queries:
             " ORDER BY id DESC LIMIT 1 FOR UPDATE) RETURNING id, payload::text"
         )
         self.clear = render("DELETE FROM {table} WHERE session_id = %(sid)s")
+        # Serialised with add (the same advisory lock), then the rows swapped.
+        self.replace = render(
+            "SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(sid)s));"
+            " DELETE FROM {table} WHERE session_id = %(sid)s;"
+            " INSERT INTO {table} (session_id, payload)"
+            " SELECT %(sid)s, item.payload::json"
+            " FROM unnest(%(payloads)s::text[]) WITH ORDINALITY AS item(payload, n)"
+            " ORDER BY item.n"
+        )
         # A skip scan over the (session_id, id) index: one probe per distinct id.
         self.list_sessions = render(
             "WITH RECURSIVE ids(sid) AS ("
