@@ -22,8 +22,7 @@ from agent_sessions.protocol import Item, ReplacingSession
 from agent_sessions.redis import RedisStore
 from agent_sessions.sqlalchemy import SQLAlchemyStore
 
-# The SQLAlchemy servers' fixtures (pytest finds them by name in this module).
-from .test_sqlalchemy import _new_table, created_tables, mysql_url, sa_postgres_url  # noqa: F401
+from .conftest import new_sa_table
 
 BACKENDS = [
     "sqlite-memory",
@@ -66,7 +65,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], B
     else:
         fixture = "mysql_url" if backend == "sqlalchemy-mariadb" else "sa_postgres_url"
         url = request.getfixturevalue(fixture)
-        table = _new_table(url, request.getfixturevalue("created_tables"))
+        table = new_sa_table(url, request.getfixturevalue("created_tables"))
     return lambda: SQLAlchemyStore(url, table=table)
 
 
