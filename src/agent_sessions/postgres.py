@@ -38,6 +38,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ._json import decode_item, decode_items
+from ._schema import TableVersions
 from ._servers import (
     PerLoop,
     check_timeout,
@@ -54,12 +55,10 @@ from .errors import (
     BackendDatabaseMissingError,
     BackendTimeoutError,
     BackendUnreachableError,
-    ForeignDataError,
     InvalidSessionIdError,
     SessionBackendError,
     SessionConfigError,
     SessionError,
-    UnsupportedSchemaError,
 )
 from .protocol import Item, SessionClosedError, SessionSettings, SessionsPage
 
@@ -710,6 +709,10 @@ class _Queries:
         )
 
 
+def _versions(table: str) -> TableVersions:
+    return TableVersions(table, MIGRATIONS_TABLE, SCHEMA_VERSION)
+
+
 async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
     """Bring ``table`` to ``SCHEMA_VERSION`` in one transaction, serialized across clients."""
     async with conn.transaction():
@@ -724,13 +727,11 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 " PRIMARY KEY (table_name, version))"
             ).format(sql.Identifier(MIGRATIONS_TABLE))
         )
-        current = await _schema_version(conn, table)
-        for version in range(current + 1, SCHEMA_VERSION + 1):
-            if version == 1 and await _exists(conn, table):
-                raise ForeignDataError(
-                    f"table {table!r} exists but was not created by agent-sessions (no entry "
-                    f"in {MIGRATIONS_TABLE}); choose another table name"
-                )
+
+        async def taken() -> str | None:
+            return table if await _exists(conn, table) else None
+
+        async def apply(version: int) -> None:
             await conn.execute(
                 sql.SQL(_MIGRATIONS[version - 1]).format(
                     table=sql.Identifier(table), index=sql.Identifier(f"{table}_session_idx")
@@ -743,14 +744,13 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 (table, version),
             )
 
+        await _versions(table).migrate(await _schema_version(conn, table), taken=taken, apply=apply)
+
 
 async def _check_schema(conn: psycopg.AsyncConnection[Any], table: str, url: str) -> None:
     """Refuse a ``table`` that is missing or not at ``SCHEMA_VERSION``, creating nothing."""
     version = await _schema_version(conn, table) if await _exists(conn, MIGRATIONS_TABLE) else 0
-    if version < SCHEMA_VERSION:
-        raise BackendDatabaseMissingError(
-            f"PostgreSQL at {url} holds no agent-sessions table {table!r}; nothing was changed"
-        )
+    _versions(table).require_current(version, f"PostgreSQL at {url}")
 
 
 async def _schema_version(conn: psycopg.AsyncConnection[Any], table: str) -> int:
@@ -763,13 +763,7 @@ async def _schema_version(conn: psycopg.AsyncConnection[Any], table: str) -> int
         (table,),
     )
     row = await cursor.fetchone()
-    current = 0 if row is None else int(row[0])
-    if current > SCHEMA_VERSION:
-        raise UnsupportedSchemaError(
-            f"table {table!r} has schema version {current}, newer than this library's "
-            f"{SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
-        )
-    return current
+    return _versions(table).checked(0 if row is None else int(row[0]))
 
 
 async def _exists(conn: psycopg.AsyncConnection[Any], table: str) -> bool:
