@@ -36,7 +36,7 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
-from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_yielding
+from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_in_worker
 from .errors import SessionClosedError, SessionConfigError
 from .protocol import (
     Item,
@@ -350,7 +350,7 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         """Store ``items`` as one atomic batch, after validating all of them."""
         self._check_open()
         if type(items) is list and len(items) > ENCODE_CHUNK:
-            encoded = await encode_items_yielding(items)  # the loop gets turns meanwhile
+            encoded = await encode_items_in_worker(items)  # the loop runs meanwhile
         else:
             encoded = encode_items(items)
         if encoded:
