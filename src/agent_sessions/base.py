@@ -85,7 +85,9 @@ def given_sdk_settings(settings: object) -> Any:
     """``settings`` if it is an instance of the Agents SDK's ``SessionSettings`` (then the
     SDK is loaded), else ``None``."""
     sdk_class = _sdk_settings() if settings is not None else None
-    return settings if sdk_class is not None and isinstance(settings, sdk_class) else None
+    # type(), not isinstance(): ours pass the SDK's isinstance checks (see
+    # SessionSettings.__class__), and are not the SDK's object.
+    return settings if sdk_class is not None and issubclass(type(settings), sdk_class) else None
 
 
 def sdk_settings_view(settings: SessionSettings) -> Any:
