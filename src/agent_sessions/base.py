@@ -36,7 +36,7 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
-from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_yielding
+from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_in_worker
 from .errors import SessionClosedError, SessionConfigError
 from .protocol import (
     InvalidItemError,
@@ -86,7 +86,9 @@ def given_sdk_settings(settings: object) -> Any:
     """``settings`` if it is an instance of the Agents SDK's ``SessionSettings`` (then the
     SDK is loaded), else ``None``."""
     sdk_class = _sdk_settings() if settings is not None else None
-    return settings if sdk_class is not None and isinstance(settings, sdk_class) else None
+    # type(), not isinstance(): ours pass the SDK's isinstance checks (see
+    # SessionSettings.__class__), and are not the SDK's object.
+    return settings if sdk_class is not None and issubclass(type(settings), sdk_class) else None
 
 
 def sdk_settings_view(settings: SessionSettings) -> Any:
@@ -358,7 +360,7 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         """Store ``items`` as one atomic batch, after validating all of them."""
         self._check_open()
         if type(items) is list and len(items) > ENCODE_CHUNK:
-            encoded = await encode_items_yielding(items)  # the loop gets turns meanwhile
+            encoded = await encode_items_in_worker(items)  # the loop runs meanwhile
         else:
             encoded = encode_items(items)
         if encoded:

@@ -10,9 +10,10 @@ page.
 from __future__ import annotations
 
 import abc
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from typing_extensions import Self
 
@@ -70,6 +71,20 @@ class SessionSettings:
             return bool(self.limit == getattr(other, "limit", None))
         return NotImplemented
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type[Any]:
+        """The Agents SDK's ``SessionSettings`` while the SDK is loaded (so that its
+        ``isinstance`` checks, in ``RunConfig(session_settings=...)``, its ``Runner`` and
+        its wrappers, take ours as is), else this class. ``type()`` is always ours; the SDK
+        is never imported here."""
+        module = sys.modules.get("agents.memory.session_settings")
+        sdk_class = None if module is None else getattr(module, "SessionSettings", None)
+        return type(self) if sdk_class is None else cast("type[Any]", sdk_class)
+
+    def __reduce__(self) -> tuple[type[SessionSettings], tuple[int | None]]:
+        # pickle and copy build the object from type(self), not from __class__
+        return (type(self), (self.limit,))
+
     def resolve(self, override: object | None) -> SessionSettings:
         """Return these settings with every non-``None`` value of ``override`` laid on top.
 
@@ -88,7 +103,7 @@ class SessionSettings:
             limit = getattr(override, "limit", None)
         if limit is None:
             return self
-        return replace(self, limit=limit)
+        return type(self)(limit=limit)  # not replace(): it builds self.__class__
 
 
 def coerce_session_settings(settings: object) -> SessionSettings | None:
