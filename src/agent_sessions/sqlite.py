@@ -12,8 +12,8 @@ What a caller may rely on (besides the contract in :mod:`agent_sessions.protocol
   the operation retried in a worker thread that waits up to ``busy_timeout`` seconds, so the
   event loop is never blocked on someone else's lock. Large calls run in that worker too:
   a read that finds more than 1,000 rows is done again there, and its rows decoded there;
-  a write of more than 1,000 items goes there at once (its batch is validated and encoded
-  on the loop in chunks of a few milliseconds, other tasks running in between).
+  a write of more than 1,000 items goes there at once (its batch validated and encoded in
+  a worker thread before).
 - Every write is one transaction; a failed, cancelled or interrupted write is rolled back and
   never leaves a connection inside a transaction. When a call is cancelled, its outcome is
   settled before ``CancelledError`` reaches the caller: a write cancelled while waiting for
@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
+from itertools import repeat
 from typing import Any, Final, NamedTuple, TypeVar
 
 from ._json import decode_item, decode_items
@@ -218,6 +219,10 @@ class SQLiteStore(BaseStore):
 
     async def _clear_session(self, session_id: str) -> None:
         await self._run(partial(self._clear, session_id))
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        operation = partial(self._replace, session_id, encoded)
+        await self._run(operation, inline=len(encoded) <= _INLINE_ROWS)
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         ids = await self._run(partial(self._list_session_ids, prefix, cursor, limit + 1))
@@ -470,7 +475,9 @@ class SQLiteStore(BaseStore):
                 connection.execute(sql.add_session, (session_id,))
             else:
                 connection.execute(sql.add_session, (session_id, time.time()))
-            connection.executemany(sql.insert_item, [(session_id, item) for item in encoded])
+            # A lazy iterator: a list of 20,000 parameter tuples would set off the garbage
+            # collector, whose full collections pause every thread, the event loop's too.
+            connection.executemany(sql.insert_item, zip(repeat(session_id), encoded))
             connection.execute("COMMIT")
         except BaseException:
             _roll_back(connection)
@@ -538,6 +545,23 @@ class SQLiteStore(BaseStore):
             return
         # The items go with the session row (ON DELETE CASCADE), in one statement.
         connection.execute(self._sql.delete_session, (session_id,))
+
+    def _replace(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
+        """``_clear`` then ``_add`` in one transaction: the old history or the new one."""
+        sql = self._sql
+        with _transaction(connection):
+            if sql.sdk:
+                connection.execute(sql.delete_items, (session_id,))
+                connection.execute(sql.delete_session, (session_id,))
+            else:
+                connection.execute(sql.delete_session, (session_id,))
+            if not encoded:
+                return
+            if sql.sdk:
+                connection.execute(sql.add_session, (session_id,))
+            else:
+                connection.execute(sql.add_session, (session_id, time.time()))
+            connection.executemany(sql.insert_item, [(session_id, item) for item in encoded])
 
     def _list_session_ids(
         self, prefix: str, cursor: str | None, limit: int, connection: sqlite3.Connection
