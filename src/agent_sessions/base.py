@@ -391,7 +391,10 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         a cancellation or a crash the history is either the old one or ``items``. The
         items are validated first (a rejected list changes nothing); ``[]`` empties it."""
         self._check_open()
-        encoded = await encode_items_yielding(items)
+        if type(items) is list and len(items) > ENCODE_CHUNK:
+            encoded = await encode_items_in_worker(items)  # the loop runs meanwhile
+        else:
+            encoded = encode_items(items)
         await self.store._replace_items(self.session_id, encoded)
 
     async def pop_item(self) -> Item | None:

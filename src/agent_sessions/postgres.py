@@ -276,7 +276,11 @@ class PostgresStore(BaseStore):
         # One transaction (BEGIN ... COMMIT, as every insert): the old rows or the new.
         await self._insert(
             self._queries.replace,
-            {"lock": self._queries.lock_class, "sid": session_id, "payloads": encoded},
+            {
+                "lock": self._queries.lock_class,
+                "sid": session_id,
+                "batch": "[" + ",".join(encoded) + "]",  # one JSON array, as _add_items
+            },
         )
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
@@ -729,8 +733,8 @@ class _Queries:
             "SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(sid)s));"
             " DELETE FROM {table} WHERE session_id = %(sid)s;"
             " INSERT INTO {table} (session_id, payload)"
-            " SELECT %(sid)s, item.payload::json"
-            " FROM unnest(%(payloads)s::text[]) WITH ORDINALITY AS item(payload, n)"
+            " SELECT %(sid)s, item.payload"
+            " FROM json_array_elements(%(batch)s::json) WITH ORDINALITY AS item(payload, n)"
             " ORDER BY item.n"
         )
         # A skip scan over the (session_id, id) index: one probe per distinct id.

@@ -164,3 +164,13 @@ async def test_compaction_writes_through_replace_items(open_session: OpenSession
     expected = [{"role": "system", "content": SUMMARY_PREFIX + "the summary"}, history[-1]]
     assert await inner.get_items() == expected
     assert await open_session(session_id).get_items() == expected  # another handle sees it
+
+
+async def test_a_large_replacement_is_whole_and_in_order(open_session: OpenSession) -> None:
+    """More items than one encoding chunk (encoded off the loop, as add_items does)."""
+    session = open_session(sid())
+    assert isinstance(session, ReplacingSession)
+    await session.add_items(numbered(10))
+    await session.replace_items(numbered(2_500, start=100))
+    assert await session.get_items() == numbered(2_500, start=100)
+    assert await session.get_items(limit=2) == numbered(2, start=2_598)
