@@ -588,3 +588,40 @@ def test_a_bare_rename_of_a_pydantic_field_is_withheld_everywhere(tmp_path: Path
     assert "result.mime_type" in after["pkg/server.py"]
     assert before["pkg/types.py"].count('alias="mimeType"') == 1
     assert 'alias="mimeType"' in after["pkg/types.py"]
+
+
+def test_a_bare_rename_leaves_a_module_of_that_name_from_outside_alone(tmp_path: Path) -> None:
+    """pydantic's shape: ``copy = "model_copy"`` (``BaseModel.copy``) must not rename the
+    stdlib's ``import copy``, ``copy.deepcopy(...)`` or ``from copy import deepcopy``."""
+    root = _project(
+        tmp_path,
+        {"copy": "model_copy"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/model.py": """
+                import copy
+                from copy import deepcopy
+
+
+                class Model:
+                    def __init__(self, values):
+                        self.values = values
+
+                    def copy(self):
+                        return Model(copy.copy(self.values))
+
+                    def clone(self):
+                        return Model(deepcopy(self.values)).copy()
+                """,
+        },
+    )
+
+    _lint(root, "fix")
+
+    after = _texts(root)["pkg/model.py"]
+    assert after.startswith("import copy\nfrom copy import deepcopy\n"), after
+    assert "def model_copy(self):" in after
+    assert "Model(copy.copy(self.values))" in after
+    assert ".model_copy()" in after
+    code = "from pkg.model import Model; print(Model([1]).clone().values)"
+    assert _python(root, code) == "[1]"
