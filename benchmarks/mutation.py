@@ -45,7 +45,18 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("tests/sessions/test_sqlite_conformance.py", "tests/sessions/test_bounded.py"),
     ),
     "sqlite": ("src/agent_sessions/sqlite.py", ("tests/sessions/test_sqlite.py",)),
-    "cache": ("lint_rules/engine/cache.py", ("tests/lint_rules/test_cache.py",)),
+    "kit": (
+        "src/agent_sessions/testing.py",
+        ("tests/sessions/test_kit.py::TestListSession", "tests/sessions/test_loop_mutants.py"),
+    ),
+    "fixes": (
+        "lint_rules/engine/fixes.py",
+        ("tests/lint_rules/test_fix_writes.py", "tests/lint_rules/test_fix_safety.py"),
+    ),
+    "cache": (
+        "lint_rules/engine/cache.py",
+        ("tests/lint_rules/test_lint_engine.py", "tests/lint_rules/test_cache_per_rule_options.py"),
+    ),
 }
 """Each module with the tests that guard it: the bound of a run."""
 
