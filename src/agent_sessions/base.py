@@ -41,6 +41,7 @@ from typing_extensions import Self
 from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_in_worker
 from .errors import SessionClosedError, SessionConfigError
 from .protocol import (
+    InvalidItemError,
     Item,
     SessionABC,
     SessionSettings,
@@ -293,6 +294,13 @@ class BaseStore(abc.ABC):
     async def _clear_session(self, session_id: str) -> None:
         """Remove every item of the session."""
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        """Make ``encoded`` (JSON texts, maybe none) the session's whole history in one
+        atomic step: a transaction, a MULTI/EXEC. A backend that cannot must leave this
+        as it is: ``replace_items`` then refuses, and wrappers fall back to
+        ``clear_session`` then ``add_items``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot replace a history atomically")
+
     @abc.abstractmethod
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         """One page of ``list_sessions``: ``limit`` is an int in ``[1, MAX_INT64 - 1]``,
@@ -411,6 +419,37 @@ class BaseSession(SessionABC, Generic[_StoreT]):
             encoded = encode_items(items)
         if encoded:
             await self.store._add_items(self.session_id, encoded)
+
+    async def add_encoded_items(self, encoded: list[str]) -> None:
+        """Store items given as the JSON text ``add_items`` would have written for them,
+        as one atomic batch (the :class:`~agent_sessions.protocol.EncodedAppend`
+        capability, for wrappers that build their own JSON). Only the shape is checked:
+        a list of str, each ``{...}``; a wrong one raises ``InvalidItemError``, nothing
+        stored."""
+        self._check_open()
+        if type(encoded) is not list:
+            raise InvalidItemError(
+                f"encoded must be a list of JSON texts, got {type(encoded).__name__}"
+            )
+        for index, text in enumerate(encoded):
+            if type(text) is not str or not (text.startswith("{") and text.endswith("}")):
+                raise InvalidItemError(
+                    f"encoded item {index} is not the JSON text of an object: {text!r:.60}"
+                )
+        if encoded:
+            await self.store._add_items(self.session_id, encoded)
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` this session's whole history in one atomic step (the
+        :class:`~agent_sessions.protocol.ReplacingSession` capability): after a failure,
+        a cancellation or a crash the history is either the old one or ``items``. The
+        items are validated first (a rejected list changes nothing); ``[]`` empties it."""
+        self._check_open()
+        if type(items) is list and len(items) > ENCODE_CHUNK:
+            encoded = await encode_items_in_worker(items)  # the loop runs meanwhile
+        else:
+            encoded = encode_items(items)
+        await self.store._replace_items(self.session_id, encoded)
 
     async def pop_item(self) -> Item | None:
         """Remove and return the latest item (``None`` when there is none)."""

@@ -328,6 +328,19 @@ class RedisStore(BaseStore):
         async with self._errors(write=True):
             await client.ltrim(self._key(session_id), 1, 0)
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One MULTI/EXEC: Redis runs it whole, or not at all when the client dies first.
+        client = await self._ready_client()
+        key = self._key(session_id)
+        ttl_ms = self.ttl_ms
+        async with self._errors(write=True), client.pipeline(transaction=True) as pipe:
+            pipe.ltrim(key, 1, 0)
+            if encoded:
+                pipe.rpush(key, *encoded)
+                if ttl_ms is not None:
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+            await pipe.execute()
+
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
         # id may appear twice when Redis resizes its key table mid-listing.

@@ -221,6 +221,10 @@ class SQLiteStore(BaseStore):
     async def _clear_session(self, session_id: str) -> None:
         await self._run(partial(self._clear, session_id))
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        operation = partial(self._replace, session_id, encoded)
+        await self._run(operation, inline=len(encoded) <= _INLINE_ROWS)
+
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         ids = await self._run(partial(self._list_session_ids, prefix, cursor, limit + 1))
         if len(ids) > limit:
@@ -570,6 +574,23 @@ class SQLiteStore(BaseStore):
             return
         # The items go with the session row (ON DELETE CASCADE), in one statement.
         connection.execute(self._sql.delete_session, (session_id,))
+
+    def _replace(self, session_id: str, encoded: list[str], connection: sqlite3.Connection) -> None:
+        """``_clear`` then ``_add`` in one transaction: the old history or the new one."""
+        sql = self._sql
+        with _transaction(connection):
+            if sql.sdk:
+                connection.execute(sql.delete_items, (session_id,))
+                connection.execute(sql.delete_session, (session_id,))
+            else:
+                connection.execute(sql.delete_session, (session_id,))
+            if not encoded:
+                return
+            if sql.sdk:
+                connection.execute(sql.add_session, (session_id,))
+            else:
+                connection.execute(sql.add_session, (session_id, time.time()))
+            connection.executemany(sql.insert_item, [(session_id, item) for item in encoded])
 
     def _list_session_ids(
         self, prefix: str, cursor: str | None, limit: int, connection: sqlite3.Connection
