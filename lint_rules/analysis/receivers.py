@@ -98,6 +98,14 @@ def _annotation(annotation: ast.expr | None, aliases: Mapping[str, ast.expr], se
             members = arguments if origin in ("tuple", "Tuple") else arguments[:1]
             inner = frozenset().union(*(_annotation(a, aliases, seen) for a in members))
             return frozenset(ELEMENT + name for name in inner)
+        if (
+            isinstance(annotation.value, ast.Name)
+            and origin is not None
+            and origin in aliases
+            and origin not in seen
+        ):
+            # a generic alias given its parameters (`Event[int]`): what the alias names
+            return _annotation(aliases[origin], aliases, seen | {origin})
         return EMPTY if origin is None or origin == "type" else frozenset({origin})
     name = _last_name(annotation)
     if name is None:
@@ -105,6 +113,15 @@ def _annotation(annotation: ast.expr | None, aliases: Mapping[str, ast.expr], se
     if isinstance(annotation, ast.Name) and name in aliases and name not in seen:
         return _annotation(aliases[name], aliases, seen | {name})
     return frozenset({name})
+
+
+def _type_alias_value(value: ast.expr) -> ast.expr:
+    """The value of ``TypeAliasType("Name", value, type_params=...)``, else ``value``."""
+    if isinstance(value, ast.Call) and _last_name(value.func) == "TypeAliasType":
+        if len(value.args) >= 2:
+            return value.args[1]
+        return next((k.value for k in value.keywords if k.arg == "value"), value)
+    return value
 
 
 def elements(types: Types) -> Types:
@@ -202,8 +219,9 @@ class _Walker:
         for statement in tree.body:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = statement.targets[0]
-                if isinstance(target, ast.Name) and self._is_type_expression(statement.value):
-                    self.aliases[target.id] = statement.value
+                value = _type_alias_value(statement.value)
+                if isinstance(target, ast.Name) and self._is_type_expression(value):
+                    self.aliases[target.id] = value
             elif (
                 isinstance(statement, ast.AnnAssign)
                 and isinstance(statement.target, ast.Name)

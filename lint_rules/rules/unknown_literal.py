@@ -102,9 +102,15 @@ class UnknownLiteralRule(Rule):
     annotated class attribute (dataclass, pydantic model, TypedDict) in a module
     found in the project root (then its `src/`, the `src/*/` directories and nested
     projects under it, then the import path). The class's
-    discriminators, the union aliases holding it (also written
-    `Annotated[Union[...], ...]`, members in `Annotated` too) and its producers are
-    read from the module that declares the class (the value's module).
+    discriminators and its producers are read from the module that declares the
+    class. The union aliases holding it are read from that module, from the value's
+    module, and from the other modules of their directories (and of the package
+    above) that name the class, importing it or not: `A | B`, `Union[...]`,
+    `Annotated[Union[...], ...]` (members in `Annotated` too), generic members
+    (`Done[T]`), `TypeAliasType("Result", Done[T] | Failed, type_params=(T,))` and
+    PEP 695 `type Result[T] = Done[T] | Failed` (read on Python 3.11 too, by
+    rewriting the `type` line before parsing); an alias given parameters
+    (`Result[int]`) is the alias.
 
     The value may also be an inline table, to name what that module does not
     declare:
