@@ -18,6 +18,7 @@ import lint_rules
 from lint_rules import quick
 from lint_rules.analysis.typos import find_typos
 from lint_rules.engine.cache import CACHE_DIRECTORY, content_digest
+from lint_rules.rules.typo import TypoRule
 
 MESSAGE = "`old_name` was renamed to `new_name`"
 MISSPELT = "Sup" + "resses"  # built from parts: this repository's typos run must not flag it
@@ -352,3 +353,17 @@ def test_the_fast_path_agrees_with_the_engine_on_names_and_digests() -> None:
     assert quick.CACHE_DIRECTORY == CACHE_DIRECTORY
     for data in (b"", b"x = 1\n", bytes(range(256)) * 50):
         assert quick.digest(data) == content_digest(data)
+
+
+def test_the_typos_inputs_cover_what_its_fingerprint_reads(project: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "typos.toml").write_text("[default]\n")
+    inputs = TypoRule.cache_inputs(project / "sub")
+
+    executable = find_typos()
+    if executable is not None:  # the one that runs, by status
+        assert ("status", executable) in inputs
+    assert ("content", project / "typos.toml") in inputs  # the governing configuration
+    for directory in (project / "sub", project, project.parent, Path("/")):
+        for name in ("typos.toml", "_typos.toml", ".typos.toml", "pyproject.toml"):
+            assert ("content", directory / name) in inputs
