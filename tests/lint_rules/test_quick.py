@@ -264,6 +264,26 @@ def test_an_edit_to_a_module_the_rules_read_is_seen(project: Path) -> None:
     assert (after.code, after.out) == (0, "All checks passed!\n")
 
 
+def test_an_edit_to_a_module_the_rules_read_keeping_its_size_and_time_is_seen(
+    project: Path,
+) -> None:
+    events = _literals_project(project) / "events.py"
+    _check("src/shop/uses.py", cwd=project)  # creates .lint_rules_cache/: the root changed
+    _, answered = _twice("src/shop/uses.py", cwd=project)
+    assert answered.answered
+    assert "LR002" in answered.out
+    status = events.stat()
+
+    edited = EVENTS.replace('"paid", "shipped"', f'"{CLOSE}", "paidX"')
+    assert len(edited) == len(EVENTS)
+    events.write_text(edited)
+    os.utime(events, ns=(status.st_atime_ns, status.st_mtime_ns))
+    after = _check("src/shop/uses.py", cwd=project)
+
+    assert not after.answered
+    assert (after.code, after.out) == (0, "All checks passed!\n")
+
+
 def test_a_module_the_lookup_would_now_find_first_is_seen(project: Path) -> None:
     _literals_project(project)
     _check("src/shop/uses.py", cwd=project)  # creates .lint_rules_cache/: the root changed
