@@ -44,6 +44,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ._json import decode_item, decode_items
+from ._schema import TableVersions
 from ._servers import (
     PerLoop,
     check_timeout,
@@ -59,12 +60,10 @@ from .errors import (
     BackendDatabaseMissingError,
     BackendTimeoutError,
     BackendUnreachableError,
-    ForeignDataError,
     InvalidSessionIdError,
     SessionBackendError,
     SessionConfigError,
     SessionError,
-    UnsupportedSchemaError,
 )
 from .protocol import Item, SessionSettings, SessionsPage
 
@@ -239,6 +238,9 @@ class SQLAlchemyStore(BaseStore):
         self._secrets = url_secrets(self._url.render_as_string(hide_password=False))
         self._dialect = self._url.get_backend_name()
         self._items, self._locks, self._migrations = _tables(self.table)
+        self._versions = TableVersions(
+            self.table, MIGRATIONS_TABLE, SCHEMA_VERSION, "agent-sessions' SQLAlchemy backend"
+        )
         self._engines: PerLoop[AsyncEngine] = PerLoop(_drop_engine)
         self._injected_free = engine is not None
         self._ready = False
@@ -267,7 +269,7 @@ class SQLAlchemyStore(BaseStore):
             sa.select(items.c.id, items.c.payload)
             .where(items.c.session_id == sid)
             .order_by(items.c.id.desc())
-            .limit(sa.bindparam("n", type_=sa.Integer()))
+            .limit(sa.bindparam("n", type_=sa.BigInteger()))  # limits up to MAX_INT64
         )
         self._newest = self._get_latest.with_for_update()
         # Set once the server is known (_prepare): MariaDB's DELETE ... RETURNING, or
@@ -416,6 +418,21 @@ class SQLAlchemyStore(BaseStore):
             await conn.execute(self._clear_lock, {"sid": key})
 
         await self._transaction(clear)
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        key = session_id.encode("utf-8")
+        rows = [{"session_id": key, "payload": payload} for payload in encoded]
+
+        async def replace(conn: AsyncConnection) -> None:
+            # _clear_session then _add_items in one transaction: the old rows or the new.
+            await conn.execute(self._lock, {"sid": key})
+            await conn.execute(self._clear_items, {"sid": key})
+            if rows:
+                await conn.execute(self._insert, rows)
+            else:
+                await conn.execute(self._clear_lock, {"sid": key})
+
+        await self._transaction(replace)
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids in byte order of their UTF-8 encoding (a binary column), which is the code
@@ -619,28 +636,25 @@ class SQLAlchemyStore(BaseStore):
         await self._server_lock(conn, acquire=True)
         # SQLite runs the whole migration in the one transaction that holds its lock.
         commit = conn.commit if self._dialect != "sqlite" else _nothing
+
+        async def taken() -> str | None:
+            names = await conn.run_sync(lambda sync: set(sa.inspect(sync).get_table_names()))
+            ours = sorted({self._items.name, self._locks.name} & names)
+            return ours[0] if ours else None
+
+        async def apply(version: int) -> None:
+            if version == 1:
+                await conn.run_sync(self._items.create)
+                await conn.run_sync(self._locks.create)
+            await conn.execute(
+                sa.insert(self._migrations).values(table_name=self.table, version=version)
+            )
+            await conn.commit()
+
         try:
             await conn.run_sync(self._migrations.create, checkfirst=True)
             await commit()
-            current = await self._version(conn)
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                if version == 1:
-                    names = await conn.run_sync(
-                        lambda sync: set(sa.inspect(sync).get_table_names())
-                    )
-                    taken = {self._items.name, self._locks.name} & names
-                    if taken:
-                        raise ForeignDataError(
-                            f"table {sorted(taken)[0]!r} exists but was not created by "
-                            f"agent-sessions' SQLAlchemy backend (no entry in "
-                            f"{MIGRATIONS_TABLE}); choose another table name"
-                        )
-                    await conn.run_sync(self._items.create)
-                    await conn.run_sync(self._locks.create)
-                await conn.execute(
-                    sa.insert(self._migrations).values(table_name=self.table, version=version)
-                )
-                await conn.commit()
+            await self._versions.migrate(await self._version(conn), taken=taken, apply=apply)
         finally:
             # A failed statement leaves PostgreSQL's open transaction unusable: end it first.
             await conn.rollback()
@@ -670,22 +684,12 @@ class SQLAlchemyStore(BaseStore):
                 self._migrations.c.table_name == self.table
             )
         )
-        current = int(result.scalar_one())
-        if current > SCHEMA_VERSION:
-            raise UnsupportedSchemaError(
-                f"table {self.table!r} has schema version {current}, newer than this "
-                f"library's {SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
-            )
-        return current
+        return self._versions.checked(int(result.scalar_one()))
 
     async def _check_schema(self, conn: AsyncConnection) -> None:
         """Refuse a table that is missing or not at ``SCHEMA_VERSION``, creating nothing."""
         has = await conn.run_sync(lambda sync: sa.inspect(sync).has_table(MIGRATIONS_TABLE))
-        version = await self._version(conn) if has else 0
-        if version < SCHEMA_VERSION:
-            raise BackendDatabaseMissingError(
-                f"{self.url} holds no agent-sessions table {self.table!r}; nothing was changed"
-            )
+        self._versions.require_current(await self._version(conn) if has else 0, self._server)
 
 
 async def _nothing() -> None:
