@@ -303,14 +303,10 @@ class _Recorder:
             return
         checked = [(quick.CONTENT, str(result.path), result.digest) for result in outcome.files]
         # The modules rules read and the directories searched for them, as they were
-        # before the run used them (a change during the run fails the next comparison);
-        # a dependency the lookups did not note, by its content now.
+        # before the run used them (a change during the run fails the next comparison),
+        # and the modules' content too (an edit that keeps the size and modification time).
         consulted = [(quick.MODIFIED, path, stamp) for path, stamp in outcome.consulted.items()]
-        others = quick.snapshot(
-            (quick.CONTENT, str(path))
-            for path in sorted(outcome.dependencies)
-            if str(path) not in outcome.consulted
-        )
+        others = quick.snapshot((quick.CONTENT, str(path)) for path in sorted(outcome.dependencies))
         inputs = [*self.inputs, *checked, *consulted, *others]
         quick.save(str(self.root), self.given, self.stamp, inputs, self.chunks, code)
 

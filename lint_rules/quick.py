@@ -11,8 +11,8 @@ tomllib, the rules or the engine. Any difference, or anything unexpected, falls 
 to the full run.
 
 The inputs a record holds:
-- this package's sources (path, size, modification time of each ``.py`` file): an
-  edit to the tool or to a rule's code;
+- this package's files (path, size, modification time of each, bytecode caches aside):
+  an edit to the tool or to a rule's code, another version installed;
 - the content of each checked file (the digest the run checked, as the result cache's);
 - the content of every ``pyproject.toml`` at or above the working directory and each
   checked file's directory, present or missing (which configuration governs, and what
@@ -113,15 +113,15 @@ def configuration_inputs(directories: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def package_stamp() -> tuple[tuple[str, int, int], ...]:
-    """This package's Python sources: relative path, size and modification time of each."""
+    """This package's files (its sources, or the ``.pyc`` files of a sourceless install),
+    bytecode caches aside: relative path, size and modification time of each."""
     found = []
     for directory, subdirectories, files in os.walk(PACKAGE):
         subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
         for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                status = os.stat(path)
-                found.append((path[len(PACKAGE) :], status.st_size, status.st_mtime_ns))
+            path = os.path.join(directory, name)
+            status = os.stat(path)
+            found.append((path[len(PACKAGE) :], status.st_size, status.st_mtime_ns))
     return tuple(sorted(found))
 
 
