@@ -29,6 +29,7 @@ from functools import cached_property
 from importlib.machinery import PathFinder
 from pathlib import Path
 
+from lint_rules.quick import MODIFIED, state
 from lint_rules.rule import ConfigError
 
 TYPING_MODULES = ("typing", "typing_extensions")
@@ -281,6 +282,11 @@ class Declarations:
         self._parsed: dict[tuple[str, Path, int, int], ModuleSource] = {}
         self._recorders: list[set[Path]] = []
         self._first_party: dict[str, list[str]] = {}
+        self.consulted: dict[str, object] = {}
+        """Every directory a lookup searched or listed, and every module source read, with
+        its size and modification time before it was (``consult``): a module that
+        appears, disappears or changes changes what was found (a directory's modification
+        time changes with its entries)."""
         self._words: dict[Path, list[tuple[Path, frozenset[str]]]] = {}
 
     def read_module(self, module: str) -> ModuleSource:
@@ -288,6 +294,7 @@ class Declarations:
 
         Parsed once per content (by path, modification time and size)."""
         path, is_package = self._locate(module)
+        consult(self.consulted, str(path))
         for paths in self._recorders:
             paths.add(path)
         try:
@@ -319,11 +326,13 @@ class Declarations:
         words = self._words.get(directory)
         if words is None:
             words = self._words[directory] = []
+            consult(self.consulted, str(directory))
             try:
                 paths = sorted(directory.glob("*.py"))
             except OSError:
                 paths = []
             for path in paths:
+                consult(self.consulted, str(path))
                 try:
                     text = path.read_text(encoding="utf-8", errors="replace")
                 except OSError:
@@ -338,15 +347,15 @@ class Declarations:
         if found is None:
             installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
             try:
-                found = _locate(module, [root, os.path.join(root, "src")])
+                found = _locate(module, [root, os.path.join(root, "src")], self.consulted)
             except ConfigError as first:
                 if not _not_found(first, module):
                     raise
                 nested = self._first_party.get(root)
                 if nested is None:
-                    nested = self._first_party[root] = first_party_roots(Path(root))
+                    nested = self._first_party[root] = first_party_roots(Path(root), self.consulted)
                 try:
-                    found = _locate(module, [*nested, *installed])
+                    found = _locate(module, [*nested, *installed], self.consulted)
                 except ConfigError as error:
                     raise ConfigError(
                         f"{error} (looked in {root}, its src/, the nested projects and"
@@ -418,14 +427,21 @@ NESTED_DEPTH = 4
 """How deep under the root nested projects are looked for."""
 
 
-def first_party_roots(root: Path) -> list[str]:
+def consult(consulted: dict[str, object], path: str) -> None:
+    """Note ``path``'s size and modification time, if not noted yet (``quick.state``)."""
+    if path not in consulted:
+        consulted[path] = state(MODIFIED, path)
+
+
+def first_party_roots(root: Path, consulted: dict[str, object] | None = None) -> list[str]:
     """The source roots of a project besides ``root`` and ``root/src``, in a stable
     order: each directory of ``src/`` that is not itself a package (``src/<name>-types/``
     holding ``<name>_types/``) with its own ``src/``, and each nested project (a
     directory with a ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, at most
     ``NESTED_DEPTH`` levels down, hidden and virtual-environment directories skipped)
-    with its ``src/``."""
+    with its ``src/``. Adds each directory whose entries it looked at to ``consulted``."""
     roots: list[str] = []
+    listed: dict[str, object] = {} if consulted is None else consulted
 
     def add(directory: Path) -> None:
         for candidate in (directory, directory / "src"):
@@ -434,7 +450,10 @@ def first_party_roots(root: Path) -> list[str]:
                 roots.append(text)
 
     src = root / "src"
+    consult(listed, str(root))
+    consult(listed, str(src))
     for entry in _subdirectories(src):
+        consult(listed, str(entry))
         if not (entry / "__init__.py").is_file() and not (entry / "__init__.pyi").is_file():
             add(entry)
     pending = [(root, 0)]
@@ -443,6 +462,7 @@ def first_party_roots(root: Path) -> list[str]:
         for entry in _subdirectories(directory):
             if entry.name.startswith(".") or entry.name in _NOT_SOURCES:
                 continue
+            consult(listed, str(entry))
             if (entry / "pyvenv.cfg").is_file():
                 continue
             if any((entry / name).is_file() for name in _PROJECT_FILES):
@@ -463,13 +483,20 @@ def _not_found(error: ConfigError, module: str) -> bool:
     return str(error) == f"module {module!r} not found"
 
 
-def _locate(module: str, search_path: list[str]) -> tuple[Path, bool]:
+def _locate(
+    module: str, search_path: list[str], consulted: dict[str, object] | None = None
+) -> tuple[Path, bool]:
+    """Where ``module``'s source is, and whether it is a package; each directory searched
+    is added to ``consulted``."""
     locations: list[str] | None = search_path
     spec = None
     parts = module.split(".")
     for depth in range(1, len(parts) + 1):
         if locations is None:
             raise ConfigError(f"module {'.'.join(parts[: depth - 1])!r} is not a package")
+        if consulted is not None:
+            for location in locations:
+                consult(consulted, location)
         try:
             spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
         except KeyError:

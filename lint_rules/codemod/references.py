@@ -1224,11 +1224,171 @@ def plan(
                 keyword=target.keyword,
             )
             decided = classifier.classify(found[target.old])
+            if target.keyword:
+                decided = sorted([*decided, *forwarded_reads(server, files, target.old, decided)])
             if definition is None:
                 why = _missing_reason(target)
                 decided = [_with(o, o.verdict, why) if o.reason == _STALE else o for o in decided]
             result.occurrences[target] = decided
     return result
+
+
+def forwarded_reads(
+    server: LanguageServer,
+    files: Sequence[Path],
+    spelling: str,
+    known: Sequence[Occurrence] = (),
+) -> list[Occurrence]:
+    """Keys ``spelling`` read from a ``**kwargs`` dictionary that a function of another
+    module receives (sqlparse's ``format(sql, **options)`` hands ``options`` to
+    ``formatter.validate_options(options)``, which reads ``options.get("keyword_case")``):
+    each read is unknown, with the function whose ``**`` parameter it comes from. A
+    function reading the key from a parameter is asked for its callers (the engine's
+    ``references``); it counts when a caller passes it its own ``**`` dictionary, or a
+    parameter that is one in turn. ``known``: occurrences already found (the same-module
+    hand-offs of ``occurrences``), not reported twice."""
+    seen = {(o.path.resolve(), o.start) for o in known}
+    quoted = (f'"{spelling}"', f"'{spelling}'")
+    found: list[Occurrence] = []
+    origins: dict[tuple[Path, int], str | None] = {}
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not any(q in text for q in quoted):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        path = path.resolve()
+        for function, reads in _parameter_reads(tree, spelling):
+            reads = [r for r in reads if (path, r) not in seen]
+            if not reads:
+                continue
+            origin = _kwargs_origin(server, path, function, 0, origins)
+            if origin is not None:
+                reason = (
+                    f"read from {origin}, handed to `{function.name}`: no engine follows"
+                    " forwarded keywords"
+                )
+                found.extend(Occurrence(path, r, "options", UNKNOWN, reason) for r in reads)
+    return found
+
+
+def _parameter_reads(
+    tree: ast.Module, spelling: str
+) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[Position]]]:
+    """Each function that reads the key ``spelling`` from one of its parameters
+    (``p.get("k")``, ``p.pop("k")``, ``p.setdefault("k")``, ``p["k"]``, ``"k" in p``),
+    with where the key's text starts (ASCII columns: a key is an identifier)."""
+    result = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = _parameter_names(function)
+        reads: list[Position] = []
+        for node in ast.walk(function):
+            key: ast.expr | None = None
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _DICT_READS
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in names
+                and node.args
+            ):
+                key = node.args[0]
+            elif (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in names
+            ):
+                key = node.slice
+            elif (
+                isinstance(node, ast.Compare)
+                and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                and isinstance(node.comparators[0], ast.Name)
+                and node.comparators[0].id in names
+            ):
+                key = node.left
+            if key is not None and _string(key) == spelling:
+                reads.append(Position(key.lineno, key.col_offset + 1))
+        if reads:
+            result.append((function, sorted(set(reads))))
+    return result
+
+
+def _kwargs_origin(
+    server: LanguageServer,
+    path: Path,
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    depth: int,
+    origins: dict[tuple[Path, int], str | None],
+) -> str | None:
+    """```**options` of `format``` when some caller of ``function`` passes it a ``**``
+    dictionary (its own, or one handed to it in turn); ``None`` when none is known to."""
+    key = (path, function.lineno)
+    if key in origins:
+        return origins[key]
+    origins[key] = None  # a cycle answers "none" from here
+    if depth > _MAX_BASES_DEPTH:
+        return None
+    lines = server.line(path, function.lineno)
+    column = _word(lines, function.name, function.col_offset)
+    if column < 0:
+        return None
+    result = None
+    for reference in server.references(path, Position(function.lineno, column)):
+        if (reference.path, reference.start.line) == key:
+            continue
+        try:
+            tree = ast.parse(reference.path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for call, caller in _calls_at(tree, reference.start):
+            handed = [a.id for a in call.args if isinstance(a, ast.Name)]
+            handed += [k.value.id for k in call.keywords if isinstance(k.value, ast.Name)]
+            if caller is None or not handed:
+                continue
+            if caller.args.kwarg is not None and caller.args.kwarg.arg in handed:
+                result = f"`**{caller.args.kwarg.arg}` of `{caller.name}`"
+            elif any(name in _parameter_names(caller) for name in handed):
+                result = _kwargs_origin(server, reference.path, caller, depth + 1, origins)
+            if result is not None:
+                origins[key] = result
+                return result
+    return None
+
+
+def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names of a function's parameters other than ``*args`` and ``**kwargs``."""
+    arguments = function.args
+    return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
+def _calls_at(
+    tree: ast.Module, at: Position
+) -> list[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef | None]]:
+    """The calls whose callee is named at ``at`` (a name, or an attribute's last part), with
+    the function around each (``None`` at module level)."""
+    found: list[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef | None]] = []
+
+    def visit(node: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Call):
+                named = _called_name(child)
+                if named == at:
+                    found.append((child, function))
+            visit(
+                child,
+                child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function,
+            )
+
+    visit(tree, None)
+    return found
 
 
 def _missing_reason(target: RenameTarget) -> str:

@@ -101,7 +101,13 @@ class ResultCache:
         digest = content_digest(data)
         if entry[0] != digest:
             return None
-        return FileResult(path, [_finding(row) for row in entry[1]], digest, cached=True)
+        return FileResult(
+            path,
+            [_finding(row) for row in entry[1]],
+            digest,
+            cached=True,
+            reads_project=entry[3] is not None,
+        )
 
     def save(self, results: Sequence[FileResult]) -> None:
         """Store the results that have a digest; keep entries of other paths. Nothing is

@@ -1,4 +1,4 @@
-"""Sessions in Redis: one list per session, one round trip per operation.
+"""Sessions in Redis: one list per session, one round trip per operation (but large reads).
 
 Each session is a Redis list holding one JSON document per item, oldest first, under the
 key ``key_prefix + escaped id``: the id with ``%`` written ``%25`` and ``:`` written
@@ -19,6 +19,15 @@ fakeredis without Lua serves every operation. A key of another type where a sess
 would be is refused with :class:`~agent_sessions.ForeignDataError` and never changed.
 Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
 
+Large calls keep the event loop running (redis-py parses replies and packs commands in
+Python): a read of more than 1,000 items is done 1,000 items per ``LRANGE`` under
+``WATCH``, closed by an empty ``MULTI``/``EXEC`` that fails if the list changed meanwhile
+(then read again; after three such attempts in one ``LRANGE``), and decoded in a worker
+thread; a write of more than 1,000 items is packed in a worker thread and sent in parts
+of 256 KiB, still one ``RPUSH`` (in one ``MULTI``/``EXEC`` with its TTL refresh). Smaller
+calls are one round trip. On a ``RedisCluster`` client large calls take the small path
+(one command, parsed and packed on the loop).
+
 Redis Cluster works through a ``redis.asyncio.cluster.RedisCluster`` client: every
 command and transaction names one key, so each runs on the node of that key's slot, and
 listing scans the primaries one after the other (its cursor names the node). A URL or a
@@ -33,9 +42,12 @@ have been stored; the next call reconnects. The store keeps one client per event
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import inspect
 import re
+import socket
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -74,7 +86,7 @@ try:
     from redis.backoff import NoBackoff
     from redis.exceptions import AuthenticationError as RedisAuthenticationError
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisClusterException, RedisError, ResponseError
+    from redis.exceptions import RedisClusterException, RedisError, ResponseError, WatchError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as exc:  # pragma: no cover - exercised in a venv without redis
     raise missing_driver("Redis", "redis", "redis") from exc
@@ -96,6 +108,11 @@ DEFAULT_CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a connection to the server."""
 DEFAULT_SOCKET_TIMEOUT = 10.0
 """Seconds to wait for the server's reply to one command."""
+# Reads of more items are done a page at a time (the loop runs between pages); writes of more
+# are packed in a worker thread. About 1-3 ms of the driver's and our work per page.
+_PAGE = 1000
+_PAGED_ATTEMPTS = 3
+_SEND_PART = 256 * 1024
 # Fixed, so that rescanning from a cursor returns the same batch whatever the page size.
 _SCAN_COUNT = 1000
 # Refresh the TTL only when the key is a list: after a WRONGTYPE RPUSH it is not ours.
@@ -206,7 +223,8 @@ class RedisStore(BaseStore):
         self._injected_free = client is not None  # the first loop gets the injected client
         self._ready = False
         self._cluster = isinstance(client, RedisCluster)
-        self._clients: PerLoop[Any] = PerLoop()  # Redis or RedisCluster clients
+        # Redis or RedisCluster clients; those of closed loops have their sockets shut down
+        self._clients: PerLoop[Any] = PerLoop(self._drop_client)
 
     @property
     def location(self) -> str:
@@ -232,17 +250,51 @@ class RedisStore(BaseStore):
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
         client = await self._ready_client()
         key = self._key(session_id)
-        async with self._errors():
-            raw_items = await client.lrange(key, 0 if limit is None else -limit, -1)
         where = self._where(key)
-        return [item for raw in raw_items if (item := decode_item(raw, where=where)) is not None]
+        async with self._errors():
+            if (limit is not None and limit <= _PAGE) or isinstance(client, RedisCluster):
+                return _decode(await client.lrange(key, _first(limit), -1), where)
+            # Up to _PAGE items: one LRANGE answers, as for any small session.
+            raw_items = await client.lrange(key, -(_PAGE + 1), -1)
+            if len(raw_items) <= _PAGE:
+                return _decode(raw_items, where)
+            for _ in range(_PAGED_ATTEMPTS):
+                raw_items = await self._read_paged(client, key, limit)
+                if raw_items is not None:
+                    return await asyncio.to_thread(_decode, raw_items, where)
+            # Written to at every attempt: one LRANGE, which holds the loop while the
+            # driver parses its reply, but is never inconsistent.
+            return _decode(await client.lrange(key, _first(limit), -1), where)
+
+    async def _read_paged(
+        self, client: aioredis.Redis, key: bytes, limit: int | None
+    ) -> list[Any] | None:
+        """The latest ``limit`` stored items of a large list, read ``_PAGE`` at a time (the
+        loop runs between pages) under ``WATCH``; ``None`` when the list changed meanwhile
+        (the pages may then not fit together)."""
+        async with client.pipeline(transaction=True) as pipe:
+            await pipe.watch(key)
+            length = int(await pipe.llen(key))
+            first = 0 if limit is None else max(0, length - limit)
+            raw_items: list[Any] = []
+            for start in range(first, length, _PAGE):
+                raw_items += await pipe.lrange(key, start, min(start + _PAGE, length) - 1)
+            pipe.multi()  # type: ignore[no-untyped-call]
+            pipe.exists(key)
+            try:
+                await pipe.execute()
+            except WatchError:
+                return None
+            return raw_items
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
         client = await self._ready_client()
         key = self._key(session_id)
         ttl_ms = self.ttl_ms
         async with self._errors(write=True):
-            if ttl_ms is None:
+            if len(encoded) > _PAGE and not isinstance(client, RedisCluster):
+                await _push_packed_in_worker(client, key, encoded, ttl_ms)
+            elif ttl_ms is None:
                 await client.rpush(key, *encoded)
             else:
                 async with client.pipeline(transaction=True) as pipe:
@@ -275,6 +327,19 @@ class RedisStore(BaseStore):
         client = await self._ready_client()
         async with self._errors(write=True):
             await client.ltrim(self._key(session_id), 1, 0)
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One MULTI/EXEC: Redis runs it whole, or not at all when the client dies first.
+        client = await self._ready_client()
+        key = self._key(session_id)
+        ttl_ms = self.ttl_ms
+        async with self._errors(write=True), client.pipeline(transaction=True) as pipe:
+            pipe.ltrim(key, 1, 0)
+            if encoded:
+                pipe.rpush(key, *encoded)
+                if ttl_ms is not None:
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+            await pipe.execute()
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
@@ -335,6 +400,23 @@ class RedisStore(BaseStore):
                 await client.aclose()
 
         await self._clients.close_all(close_client, self.connect_timeout)
+
+    def _drop_client(self, client: Any) -> None:
+        """Shut down the sockets of a client of a closed loop (nothing can be awaited on
+        it), so that the server ends those connections now; an injected client is left
+        alone. The descriptors themselves go with the client, to the garbage collector."""
+        if client is self._injected or not isinstance(client, aioredis.Redis):
+            return
+        pool = client.connection_pool
+        for connection in [
+            *getattr(pool, "_available_connections", ()),
+            *getattr(pool, "_in_use_connections", ()),
+        ]:
+            writer = getattr(connection, "_writer", None)
+            sock = None if writer is None else writer.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
     async def _ready_client(self) -> Any:  # aioredis.Redis or RedisCluster
         """The running loop's client, once the key layout's version was checked."""
@@ -559,6 +641,65 @@ class RedisSession(BaseSession[RedisStore]):
         SDK's ``ping``; ``SessionClosedError`` once the session is closed."""
         self._check_open()
         return await self.store.ping()
+
+
+def _packed_in_parts(connection: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
+    """``commands`` in the protocol's bytes, in parts of about ``_SEND_PART`` bytes: one
+    ``send()`` of megabytes holds the loop while the kernel copies them all."""
+    parts: list[bytes] = []
+    pending: list[bytes] = []
+    size = 0
+    for piece in connection.pack_commands(commands):
+        pending.append(piece)
+        size += len(piece)
+        if size >= _SEND_PART:
+            parts.append(b"".join(pending))
+            pending, size = [], 0
+    if pending:
+        parts.append(b"".join(pending))
+    return parts
+
+
+def _first(limit: int | None) -> int:
+    """The ``LRANGE`` start of ``get_items(limit)``."""
+    return 0 if limit is None else -limit
+
+
+def _decode(raw_items: list[Any], where: str) -> list[Item]:
+    return [item for raw in raw_items if (item := decode_item(raw, where=where)) is not None]
+
+
+async def _push_packed_in_worker(
+    client: aioredis.Redis, key: bytes, encoded: list[str], ttl_ms: int | None
+) -> None:
+    """The ``RPUSH`` of a large batch (with its TTL refresh in ``MULTI``/``EXEC``), packed
+    into the protocol's bytes in a worker thread: redis-py packs a command's arguments in
+    Python, 20,000 of them in 10-30 ms, which would hold the event loop. Sent on a
+    connection of the client's pool, which is dropped, never reused, if anything fails
+    before every reply was read (the server then discards an unfinished ``MULTI``)."""
+    push = ("RPUSH", key, *encoded)
+    commands: list[tuple[Any, ...]] = [push]
+    if ttl_ms is not None:
+        expire = ("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+        commands = [("MULTI",), push, expire, ("EXEC",)]
+    pool = client.connection_pool
+    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+    try:
+        try:
+            packed = await asyncio.to_thread(_packed_in_parts, connection, commands)
+            for number, part in enumerate(packed):
+                if number:
+                    await asyncio.sleep(0)
+                await connection.send_packed_command(part, check_health=not number)
+            replies = [await connection.read_response() for _ in commands]
+        except BaseException:
+            await connection.disconnect(nowait=True)
+            raise
+    finally:
+        await pool.release(connection)
+    for reply in replies[-1] if ttl_ms is not None else replies:
+        if isinstance(reply, ResponseError):  # refused inside the transaction
+            raise reply
 
 
 def _client_from_url(
