@@ -13,7 +13,7 @@ from lint_rules.analysis.members import Members
 from lint_rules.analysis.receivers import receiver_types
 from lint_rules.analysis.renames import parse_renames
 from lint_rules.analysis.string_values import matched_values
-from lint_rules.rule import FileContext, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
     from lint_rules.analysis.project import Project
@@ -140,12 +140,23 @@ class UnknownLiteralRule(Rule):
     name, a name that is not a Literal of strings, an unreadable source, an
     unknown key or a value of the wrong type is a configuration error naming
     the key.
+
+    `literal-factories` (in `[tool.lint_rules]`): names of functions and methods
+    that build a configured class from keywords, so that those keywords are
+    checked as the class's own are: a call whose callee's last name is listed
+    and whose first argument names the class (`build(ChunkEvent, type="chunk")`),
+    or a listed method called on the class (`ChunkEvent.model_construct(type=...)`).
+
+    ```toml
+    [tool.lint_rules]
+    literal-factories = ["build", "model_construct"]
+    ```
     """
 
     CODE = "LR002"
     NAME = "unknown-literal"
     MESSAGE = "{value!r} is not a value of `{field}`{hint}"
-    OPTIONS = ("literals",)
+    OPTIONS = ("literals", "literal-factories")
     READS = ("renames",)
 
     VALID = (
@@ -278,6 +289,7 @@ class UnknownLiteralRule(Rule):
             if field.owner is not None:
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
+        self.factories = _factories(options.get("literal-factories", []))
         self.use_site = UseSites(self.by_attribute, self.by_class)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
@@ -329,6 +341,13 @@ class UnknownLiteralRule(Rule):
         callee = node.func
         name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)
         owned = self.by_class.get(name) if isinstance(name, str) else None
+        if owned is None and name in self.factories:
+            # A configured factory: `build(Event, type=...)`, `Event.model_construct(type=...)`.
+            made = node.args[0] if node.args else None
+            if made is None and isinstance(callee, ast.Attribute):
+                made = callee.value
+            made_name = _last(made) if made is not None else None
+            owned = self.by_class.get(made_name) if made_name is not None else None
         if owned is None:
             return
         for keyword in node.keywords:
@@ -476,6 +495,25 @@ def _field_use(
     else:
         return None
     return (node.value, attribute) if attribute is not None else None
+
+
+def _last(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _factories(value: object) -> frozenset[str]:
+    """``literal-factories``: the names of functions and methods whose keywords are the
+    fields of the class given as their first argument (or whose method they are)."""
+    if not isinstance(value, list) or not all(
+        isinstance(name, str) and name.isidentifier() for name in value
+    ):
+        raise ConfigError(
+            "'literal-factories' must be a list of function or method names, "
+            'e.g. ["build", "model_construct"]'
+        )
+    return frozenset(value)
 
 
 def _get_key(node: ast.Call) -> str | None:
