@@ -272,6 +272,17 @@ class PostgresStore(BaseStore):
     async def _clear_session(self, session_id: str) -> None:
         await self._execute(self._queries.clear, {"sid": session_id})
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One transaction (BEGIN ... COMMIT, as every insert): the old rows or the new.
+        await self._insert(
+            self._queries.replace,
+            {
+                "lock": self._queries.lock_class,
+                "sid": session_id,
+                "batch": "[" + ",".join(encoded) + "]",  # one JSON array, as _add_items
+            },
+        )
+
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids in byte order of their UTF-8 encoding; an index skip-scan: the cost grows
         # with the page, not with the number of items.
@@ -657,10 +668,10 @@ class _OwnPool:
         nothing runs on a closed loop, so none of them is in use, and the server should
         not keep them until the garbage collector runs."""
         self._closed = True
-        self._idle = []
-        for conn in list(self._opened):
+        for conn in list(self._opened):  # before the idle list goes: it holds them
             if not conn.closed:
                 conn.pgconn.finish()
+        self._idle = []
 
 
 class _InjectedPool:
@@ -717,6 +728,15 @@ class _Queries:
             " ORDER BY id DESC LIMIT 1 FOR UPDATE) RETURNING id, payload::text"
         )
         self.clear = render("DELETE FROM {table} WHERE session_id = %(sid)s")
+        # Serialised with add (the same advisory lock), then the rows swapped.
+        self.replace = render(
+            "SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(sid)s));"
+            " DELETE FROM {table} WHERE session_id = %(sid)s;"
+            " INSERT INTO {table} (session_id, payload)"
+            " SELECT %(sid)s, item.payload"
+            " FROM json_array_elements(%(batch)s::json) WITH ORDINALITY AS item(payload, n)"
+            " ORDER BY item.n"
+        )
         # A skip scan over the (session_id, id) index: one probe per distinct id.
         self.list_sessions = render(
             "WITH RECURSIVE ids(sid) AS ("

@@ -26,9 +26,11 @@ from .errors import (
 )
 
 __all__ = [
+    "EncodedAppend",
     "InvalidItemError",
     "InvalidSessionIdError",
     "Item",
+    "ReplacingSession",
     "Session",
     "SessionABC",
     "SessionClosedError",
@@ -188,6 +190,39 @@ class Session(Protocol):
 
     async def clear_session(self) -> None:
         """Remove every item of this session (and only of this session)."""
+        ...
+
+
+@runtime_checkable
+class ReplacingSession(Protocol):
+    """An optional capability of a session, for wrappers that rewrite a history
+    (:class:`~agent_sessions.bounded.CompactingSession`): ``replace_items(items)`` makes
+    ``items`` the whole history of the session in one atomic step. A failure, a
+    cancellation or a process killed at any point leaves either the old history or the
+    new one, never a mix, never nothing. ``items`` are validated first, as ``add_items``
+    does (a rejected list changes nothing); ``[]`` empties the session.
+
+    Every backend of this library has it (SQLite and PostgreSQL: one transaction; Redis:
+    one MULTI/EXEC; SQLAlchemy: one transaction). A session without it is rewritten with
+    ``clear_session`` then ``add_items``, which is not atomic across a crash."""
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` the session's whole history, atomically."""
+        ...
+
+
+@runtime_checkable
+class EncodedAppend(Protocol):
+    """An optional capability of a session, for wrappers that write JSON text of their
+    own making (:class:`~agent_sessions.encrypted.EncryptedSession`'s envelopes):
+    ``add_encoded_items(encoded)`` appends items given as their JSON text, exactly as
+    ``add_items`` would have encoded them (compact, unicode as is), as one atomic batch,
+    without decoding and encoding them again. Only the shape is checked (a list of str,
+    each one's text an object's braces); the JSON itself is the caller's responsibility.
+    Every backend of this library has it."""
+
+    async def add_encoded_items(self, encoded: list[str]) -> None:
+        """Append the items whose JSON text ``encoded`` holds, as one atomic batch."""
         ...
 
 

@@ -43,9 +43,11 @@ have been stored; the next call reconnects. The store keeps one client per event
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import re
+import socket
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -221,7 +223,8 @@ class RedisStore(BaseStore):
         self._injected_free = client is not None  # the first loop gets the injected client
         self._ready = False
         self._cluster = isinstance(client, RedisCluster)
-        self._clients: PerLoop[Any] = PerLoop()  # Redis or RedisCluster clients
+        # Redis or RedisCluster clients; those of closed loops have their sockets shut down
+        self._clients: PerLoop[Any] = PerLoop(self._drop_client)
 
     @property
     def location(self) -> str:
@@ -325,6 +328,19 @@ class RedisStore(BaseStore):
         async with self._errors(write=True):
             await client.ltrim(self._key(session_id), 1, 0)
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One MULTI/EXEC: Redis runs it whole, or not at all when the client dies first.
+        client = await self._ready_client()
+        key = self._key(session_id)
+        ttl_ms = self.ttl_ms
+        async with self._errors(write=True), client.pipeline(transaction=True) as pipe:
+            pipe.ltrim(key, 1, 0)
+            if encoded:
+                pipe.rpush(key, *encoded)
+                if ttl_ms is not None:
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+            await pipe.execute()
+
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
         # id may appear twice when Redis resizes its key table mid-listing.
@@ -384,6 +400,23 @@ class RedisStore(BaseStore):
                 await client.aclose()
 
         await self._clients.close_all(close_client, self.connect_timeout)
+
+    def _drop_client(self, client: Any) -> None:
+        """Shut down the sockets of a client of a closed loop (nothing can be awaited on
+        it), so that the server ends those connections now; an injected client is left
+        alone. The descriptors themselves go with the client, to the garbage collector."""
+        if client is self._injected or not isinstance(client, aioredis.Redis):
+            return
+        pool = client.connection_pool
+        for connection in [
+            *getattr(pool, "_available_connections", ()),
+            *getattr(pool, "_in_use_connections", ()),
+        ]:
+            writer = getattr(connection, "_writer", None)
+            sock = None if writer is None else writer.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
     async def _ready_client(self) -> Any:  # aioredis.Redis or RedisCluster
         """The running loop's client, once the key layout's version was checked."""

@@ -269,7 +269,7 @@ class SQLAlchemyStore(BaseStore):
             sa.select(items.c.id, items.c.payload)
             .where(items.c.session_id == sid)
             .order_by(items.c.id.desc())
-            .limit(sa.bindparam("n", type_=sa.Integer()))
+            .limit(sa.bindparam("n", type_=sa.BigInteger()))  # limits up to MAX_INT64
         )
         self._newest = self._get_latest.with_for_update()
         # Set once the server is known (_prepare): MariaDB's DELETE ... RETURNING, or
@@ -418,6 +418,21 @@ class SQLAlchemyStore(BaseStore):
             await conn.execute(self._clear_lock, {"sid": key})
 
         await self._transaction(clear)
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        key = session_id.encode("utf-8")
+        rows = [{"session_id": key, "payload": payload} for payload in encoded]
+
+        async def replace(conn: AsyncConnection) -> None:
+            # _clear_session then _add_items in one transaction: the old rows or the new.
+            await conn.execute(self._lock, {"sid": key})
+            await conn.execute(self._clear_items, {"sid": key})
+            if rows:
+                await conn.execute(self._insert, rows)
+            else:
+                await conn.execute(self._clear_lock, {"sid": key})
+
+        await self._transaction(replace)
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids in byte order of their UTF-8 encoding (a binary column), which is the code
