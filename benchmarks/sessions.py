@@ -252,10 +252,49 @@ class WrapperPair:
     wrapped: Target
 
 
-def ours_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
-    from agent_sessions.encrypted import EncryptedSession
+BASELINE_MODULES: dict[str, Any] = {}
+"""``--baseline REV``: the wrapper modules as they were at that git revision, loaded
+beside the current ones (``agent_sessions._baseline_<name>``, relative imports resolved in
+today's package), so that before and after are measured in one run."""
 
-    return EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL)
+
+def load_baseline(revision: str, directory: Path) -> None:
+    import importlib.util
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    for name in ("encrypted", "bounded"):
+        source = subprocess.run(
+            ["git", "show", f"{revision}:src/agent_sessions/{name}.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        path = directory / f"baseline_{name}.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(f"agent_sessions._baseline_{name}", path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        module.__package__ = "agent_sessions"
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        BASELINE_MODULES[name] = module
+    BASELINE_MODULES["revision"] = revision
+
+
+def _wrapper_module(name: str, baseline: bool) -> Any:
+    if baseline:
+        return BASELINE_MODULES[name]
+    return importlib.import_module(f"agent_sessions.{name}")
+
+
+def ours_encrypted(
+    key: str, plain: SessionFactory, session_id: str, *, baseline: bool = False
+) -> Any:
+    module = _wrapper_module("encrypted", baseline)
+    return module.EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL)
 
 
 def sdk_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
@@ -270,7 +309,7 @@ def encrypted_pairs(directory: Path) -> list[WrapperPair]:
     key = generate_key()  # also a valid Fernet key: the SDK's wrapper takes it as is
     pairs = []
     for plain in sqlite_targets(directory):
-        if plain.storage == "file FULL":
+        if plain.storage == "file FULL" or plain.implementation not in ("ours", "sdk"):
             continue  # fsync dominates: the wrapper's cost is what "file" shows
         wrap = ours_encrypted if plain.implementation == "ours" else sdk_encrypted
         wrapped = Target(
@@ -279,6 +318,13 @@ def encrypted_pairs(directory: Path) -> list[WrapperPair]:
             functools.partial(wrap, key, plain.open_session),
         )
         pairs.append(WrapperPair("EncryptedSession", plain, wrapped))
+        if plain.implementation == "ours" and BASELINE_MODULES:
+            before = Target(
+                f"ours encrypted @{BASELINE_MODULES['revision']}",
+                plain.storage,
+                functools.partial(ours_encrypted, key, plain.open_session, baseline=True),
+            )
+            pairs.append(WrapperPair("EncryptedSession", plain, before))
     return pairs
 
 
@@ -286,17 +332,18 @@ BENCH_MAX_ITEMS = 50  # a trimming bound above the reads' limit=10: the view is 
 BENCH_THRESHOLD = 1_000_000  # compaction never triggers: its wrapper's cost on each call
 
 
-def ours_trimming(plain: SessionFactory, session_id: str) -> Any:
-    from agent_sessions.bounded import TrimmingSession
+def ours_trimming(plain: SessionFactory, session_id: str, *, baseline: bool = False) -> Any:
+    module = _wrapper_module("bounded", baseline)
+    return module.TrimmingSession(plain(session_id), max_items=BENCH_MAX_ITEMS)
 
-    return TrimmingSession(plain(session_id), max_items=BENCH_MAX_ITEMS)
 
-
-def ours_compacting(plain: SessionFactory, session_id: str) -> Any:
-    from agent_sessions.bounded import CompactingSession
+def ours_compacting(plain: SessionFactory, session_id: str, *, baseline: bool = False) -> Any:
     from agent_sessions.models import OfflineModel
 
-    return CompactingSession(plain(session_id), model=OfflineModel(), threshold=BENCH_THRESHOLD)
+    module = _wrapper_module("bounded", baseline)
+    return module.CompactingSession(
+        plain(session_id), model=OfflineModel(), threshold=BENCH_THRESHOLD
+    )
 
 
 def bounded_pairs(directory: Path) -> list[WrapperPair]:
@@ -313,6 +360,13 @@ def bounded_pairs(directory: Path) -> list[WrapperPair]:
                 f"ours {name}", plain.storage, functools.partial(wrap, plain.open_session)
             )
             pairs.append(WrapperPair(name, plain, wrapped))
+            if BASELINE_MODULES:
+                before = Target(
+                    f"ours {name} @{BASELINE_MODULES['revision']}",
+                    plain.storage,
+                    functools.partial(wrap, plain.open_session, baseline=True),
+                )
+                pairs.append(WrapperPair(name, plain, before))
     return pairs
 
 
@@ -325,23 +379,80 @@ WRAPPER_WORKLOADS: dict[str, Workload] = {
 }
 
 
+# The floor of our EncryptedSession: the authenticated encryption alone (cryptography's
+# AESGCM with the wrapper's own session key, base64 included), on the items each workload
+# handles. No Python around it can be removed; it is timed in the same interleaved loop.
+
+
+def _aes_floor(workload_name: str) -> Callable[[WrapperPair, Sizes], Awaitable[float]] | None:
+    if workload_name == "add_items, 1 item":
+        return _aes_floor_adds
+    if workload_name.startswith("get_items(limit=10)"):
+        history = "small_history" if "1k" in workload_name else "large_history"
+        return functools.partial(_aes_floor_reads, history)
+    return None
+
+
+async def _aes_floor_adds(pair: WrapperPair, sizes: Sizes) -> float:
+    """Seal one item's JSON per add: a random nonce, AES-GCM, base64."""
+    import binascii
+
+    from agent_sessions.encrypted import EncryptedSession
+
+    session = pair.wrapped.open_session(_fresh_id("floor"))
+    assert isinstance(session, EncryptedSession)
+    key = session._keys[0]
+    started = time.perf_counter()
+    for index in range(sizes.single_adds):
+        text = f'{{"role":"user","content":"message {index}"}}'.encode()
+        nonce = os.urandom(12)
+        sealed = nonce + key.cipher.encrypt(nonce, text, key.aad_head + b"0" + key.aad_tail)
+        binascii.b2a_base64(sealed, newline=False)
+    elapsed = (time.perf_counter() - started) / sizes.single_adds
+    await _close(session)
+    return elapsed
+
+
+async def _aes_floor_reads(history: str, pair: WrapperPair, sizes: Sizes) -> float:
+    """Open the 10 latest envelopes per read: base64 decode and AES-GCM decryption."""
+    import binascii
+
+    session = await _history(pair.wrapped, getattr(sizes, history))
+    key = session._keys[0]
+    sealed = [
+        (envelope["data"], b"%s%d%s" % (key.aad_head, envelope["at"], key.aad_tail))
+        for envelope in await session.session.get_items(10)
+    ]
+    started = time.perf_counter()
+    for _ in range(sizes.limited_reads):
+        for data, associated in sealed:
+            raw = binascii.a2b_base64(data)
+            key.cipher.decrypt(raw[:12], raw[12:], associated)
+    return (time.perf_counter() - started) / sizes.limited_reads
+
+
 async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
     pairs = [pair for build in WRAPPER_BUILDERS for pair in build(directory)]
-    rows: list[tuple[WrapperPair, str, float, float]] = []
+    rows: list[tuple[WrapperPair, str, float, float, float | None]] = []
     for workload_name, workload in WRAPPER_WORKLOADS.items():
         for pair in pairs:
-            timings: dict[str, list[float]] = {"plain": [], "wrapped": []}
+            is_ours_encrypted = pair.wrapped.implementation == "ours encrypted"
+            floor_of = _aes_floor(workload_name) if is_ours_encrypted else None
+            timings: dict[str, list[float]] = {"plain": [], "wrapped": [], "floor": []}
             for _ in range(repeats):  # interleaved, as above
                 timings["plain"].append(await workload(pair.plain, sizes, directory))
                 timings["wrapped"].append(await workload(pair.wrapped, sizes, directory))
+                if floor_of is not None:
+                    timings["floor"].append(await floor_of(pair, sizes))
             plain, wrapped = (statistics.median(timings[k]) for k in ("plain", "wrapped"))
+            floor = statistics.median(timings["floor"]) if timings["floor"] else None
             print(
                 f"  {workload_name} [{pair.wrapped.implementation}, {pair.plain.storage}]: "
-                f"{plain=:.3g} {wrapped=:.3g}",
+                f"{plain=:.3g} {wrapped=:.3g} {floor=}",
                 file=sys.stderr,
                 flush=True,
             )
-            rows.append((pair, workload_name, plain, wrapped))
+            rows.append((pair, workload_name, plain, wrapped, floor))
     print(_wrapper_table(rows))
     for session in _histories.values():
         await _close(session)
@@ -420,17 +531,24 @@ async def run_compaction(repeats: int, directory: Path) -> None:
     print("\n".join(lines))
 
 
-def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float]]) -> str:
+def _implementation(pair: WrapperPair) -> str:
+    label = pair.wrapped.implementation
+    return pair.plain.implementation + (label[label.index(" @") :] if " @" in label else "")
+
+
+def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float, float | None]]) -> str:
     lines = [
-        "| wrapper | workload | implementation | storage | plain | wrapped | overhead |",
-        "|---|---|---|---|---|---|---|",
+        "| wrapper | workload | implementation | storage | plain | wrapped | overhead "
+        "| AES-GCM alone (floor) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for pair, workload, plain, wrapped in rows:
+    for pair, workload, plain, wrapped, floor in rows:
         overhead = f"{(wrapped - plain) / plain:+.0%}"
+        floor_text = "-" if floor is None else f"{_format_seconds(floor)} (+{floor / plain:.0%})"
         lines.append(
-            f"| {pair.wrapper} | {workload} | {pair.plain.implementation} | "
+            f"| {pair.wrapper} | {workload} | {_implementation(pair)} | "
             f"{pair.plain.storage} | {_format_seconds(plain)} | {_format_seconds(wrapped)} | "
-            f"{overhead} |"
+            f"{overhead} | {floor_text} |"
         )
     return "\n".join(lines)
 
@@ -1047,6 +1165,11 @@ def main() -> None:
     parser.add_argument(
         "--compaction-only", action="store_true", help="only compaction's cost per turn"
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="with --wrappers-only: also the wrappers as they were at git revision REV",
+    )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
@@ -1060,6 +1183,8 @@ def main() -> None:
         return
     if arguments.wrappers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            if arguments.baseline:
+                load_baseline(arguments.baseline, Path(directory))
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
         return
     if not arguments.servers_only:
