@@ -461,6 +461,112 @@ async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
     await run_compaction(repeats, directory)
 
 
+# -- wrappers, call by call ----------------------------------------------------------------
+# Under load the runs above drift by tens of percent between a plain and a wrapped run taken
+# a second apart. Here every round times a short burst on each target in turn (the order
+# rotating), so that each round's ratio to plain compares calls made within milliseconds
+# of each other; the table gives the median of those ratios.
+
+RATIO_ROUNDS = 400
+RATIO_BURST = 20
+
+
+async def run_wrapper_ratios(directory: Path) -> None:
+    from agent_sessions.encrypted import generate_key
+
+    key = generate_key()
+    for plain in sqlite_targets(directory):
+        if plain.implementation != "ours" or plain.storage == "file FULL":
+            continue
+        wrappers: dict[str, SessionFactory] = {
+            "EncryptedSession": functools.partial(ours_encrypted, key, plain.open_session),
+            "TrimmingSession": functools.partial(ours_trimming, plain.open_session),
+            "CompactingSession": functools.partial(ours_compacting, plain.open_session),
+        }
+        if BASELINE_MODULES:
+            revision = BASELINE_MODULES["revision"]
+            wrappers[f"EncryptedSession @{revision}"] = functools.partial(
+                ours_encrypted, key, plain.open_session, baseline=True
+            )
+            wrappers[f"TrimmingSession @{revision}"] = functools.partial(
+                ours_trimming, plain.open_session, baseline=True
+            )
+            wrappers[f"CompactingSession @{revision}"] = functools.partial(
+                ours_compacting, plain.open_session, baseline=True
+            )
+        factories: dict[str, SessionFactory] = {"plain": plain.open_session, **wrappers}
+        for workload in ("get_items(limit=10), 1k items", "add_items, 1 item"):
+            sessions = {name: factory(_fresh_id("ratio")) for name, factory in factories.items()}
+            for session in sessions.values():
+                await _fill(session, 1_000)
+            calls: dict[str, Callable[[], Awaitable[object]]] = {}
+            for name, session in sessions.items():
+                if workload.startswith("get_items"):
+                    calls[name] = functools.partial(session.get_items, limit=10)
+                else:
+                    calls[name] = functools.partial(
+                        session.add_items, [{"role": "user", "content": "message"}]
+                    )
+            floor = await _ratio_floor(sessions["EncryptedSession"], workload)
+            calls["AES-GCM alone (floor)"] = floor
+            names = list(calls)
+            per_call: dict[str, list[float]] = {name: [] for name in names}
+            ratios: dict[str, list[float]] = {name: [] for name in names}
+            for round_index in range(RATIO_ROUNDS):
+                shift = round_index % len(names)
+                spent: dict[str, float] = {}
+                for name in names[shift:] + names[:shift]:
+                    call = calls[name]
+                    started = time.perf_counter()
+                    for _ in range(RATIO_BURST):
+                        await call()
+                    spent[name] = (time.perf_counter() - started) / RATIO_BURST
+                for name in names:
+                    per_call[name].append(spent[name])
+                    ratios[name].append(spent[name] / spent["plain"])
+            print(f"| {workload} | {plain.storage} | per call | vs plain |")
+            print("|---|---|---|---|")
+            for name in names:
+                ratio = statistics.median(ratios[name])
+                shown = f"+{ratio - 1:.0%}" if ratio >= 1 else f"-{1 - ratio:.0%}"
+                if name == "plain":
+                    shown = "-"
+                elif name.startswith("AES"):
+                    shown = f"+{ratio:.0%}"  # the floor's own cost, added to a plain call
+                median = _format_seconds(statistics.median(per_call[name]))
+                print(f"| {name} | | {median} | {shown} |")
+            print()
+            for session in sessions.values():
+                await _close(session)
+
+
+async def _ratio_floor(session: Any, workload: str) -> Callable[[], Awaitable[None]]:
+    """One call's worth of AES-GCM (and base64) on ``session``'s own envelopes."""
+    import binascii
+
+    key = session._keys[0]
+    if workload.startswith("get_items"):
+        sealed = [
+            (envelope["data"], b"%s%d%s" % (key.aad_head, envelope["at"], key.aad_tail))
+            for envelope in await session.session.get_items(10)
+        ]
+
+        async def decrypt() -> None:
+            for data, associated in sealed:
+                raw = binascii.a2b_base64(data)
+                key.cipher.decrypt(raw[:12], raw[12:], associated)
+
+        return decrypt
+    associated = key.aad_head + b"0" + key.aad_tail
+
+    async def encrypt() -> None:
+        nonce = os.urandom(12)
+        text = b'{"role":"user","content":"message"}'
+        binascii.b2a_base64(nonce + key.cipher.encrypt(nonce, text, associated), newline=False)
+
+    return encrypt
+
+
 COMPACTION_HISTORY = 250  # items (125 turns of a question and an answer) when compacting
 COMPACTION_THRESHOLD = 200
 COMPACTION_RUNS = 20
@@ -1166,20 +1272,35 @@ def main() -> None:
         "--compaction-only", action="store_true", help="only compaction's cost per turn"
     )
     parser.add_argument(
+        "--wrapper-ratios",
+        action="store_true",
+        help="only the wrappers' overhead on SQLite, call by call (robust under load)",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="REV",
-        help="with --wrappers-only: also the wrappers as they were at git revision REV",
+        help="with --wrappers-only or --wrapper-ratios: also the wrappers as they were at "
+        "git revision REV",
     )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
-    print(f"Medians of {arguments.repeats} runs; per operation.")
+    if arguments.wrapper_ratios:
+        print(f"Medians of {RATIO_ROUNDS} rounds of {RATIO_BURST} calls per target.")
+    else:
+        print(f"Medians of {arguments.repeats} runs; per operation.")
     if arguments.quick:
         print("Quick run: every size divided by 10 (the row labels name the full sizes).")
     print()
     if arguments.compaction_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             asyncio.run(run_compaction(arguments.repeats, Path(directory)))
+        return
+    if arguments.wrapper_ratios:
+        with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            if arguments.baseline:
+                load_baseline(arguments.baseline, Path(directory))
+            asyncio.run(run_wrapper_ratios(Path(directory)))
         return
     if arguments.wrappers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
