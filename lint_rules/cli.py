@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
@@ -291,6 +292,13 @@ class _Recorder:
     def __exit__(self, *exception: object) -> None:
         sys.stdout, sys.stderr = self._streams
 
+    def prepare(self, root: Path) -> None:
+        """Create the cache folder before the run looks at ``root``: the directories the
+        rules' module lookups search are inputs, and creating it later would change the
+        root's modification time after its stamp (the record would never hold)."""
+        with suppress(OSError):
+            quick.make_cache_folder(str(root))
+
     def save(self, code: int) -> None:
         """Write the record, if every result holds by the inputs alone."""
         outcome = self.outcome
@@ -323,6 +331,8 @@ def _lint_run(
     ignore = check_selectors(arguments.ignore, "--ignore", rules)
     configs = Configurations(rules, select=select, ignore=ignore)
     config = configs.default  # the working directory's: no paths means its root
+    if recorder is not None:
+        recorder.prepare(config.root)
     fixing = arguments.command == "fix"
     options = RunOptions(
         fix=fixing,

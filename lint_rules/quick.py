@@ -247,22 +247,28 @@ def save(
     ``KEEP_RUNS``. A record that cannot be written only costs the next run time."""
     run = identity(arguments)
     record: Any = (FORMAT, run, stamp, tuple(inputs), tuple(chunks), code)
-    cache = os.path.join(root, CACHE_DIRECTORY)
-    directory = os.path.join(cache, RUNS_DIRECTORY)
+    directory = os.path.join(root, CACHE_DIRECTORY, RUNS_DIRECTORY)
     target = os.path.join(directory, record_name(run))
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
+        make_cache_folder(root)
         os.makedirs(directory, exist_ok=True)
-        ignore_file = os.path.join(cache, ".gitignore")
-        if not os.path.exists(ignore_file):
-            with open(ignore_file, "w", encoding="utf-8") as file:
-                file.write("# Created by lint_rules.\n*\n")
         with open(temporary, "wb") as file:
             file.write(marshal.dumps(record))
         os.replace(temporary, target)
         _prune(directory)
     except (OSError, ValueError):
         _unlink(temporary)
+
+
+def make_cache_folder(root: str) -> None:
+    """``root``'s ``.lint_rules_cache/``, ignoring itself in git (``OSError`` if it cannot)."""
+    cache = os.path.join(root, CACHE_DIRECTORY)
+    os.makedirs(cache, exist_ok=True)
+    ignore_file = os.path.join(cache, ".gitignore")
+    if not os.path.exists(ignore_file):
+        with open(ignore_file, "w", encoding="utf-8") as file:
+            file.write("# Created by lint_rules.\n*\n")
 
 
 def _prune(directory: str) -> None:
