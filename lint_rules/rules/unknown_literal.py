@@ -290,7 +290,7 @@ class UnknownLiteralRule(Rule):
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
         self.factories = _factories(options.get("literal-factories", []))
-        self.use_site = UseSites(self.by_attribute, self.by_class)
+        self.use_site = UseSites(self.by_attribute, self.by_class, self.factories)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
         self._candidates_of: FileContext | None = None
@@ -561,22 +561,27 @@ _BEFORE_PAREN = re.compile(r"\b(\w+)\b[\s\\]*\(|#[^\n]*\n[\s\\]*\(")
 
 class UseSites:
     """The prefilter: whether a text may hold a use site: a declaring class's name called
-    (``Class(attr=...)``, ``case Class(attr=...)``), or `.attr` or a quoted `'attr'` of a
+    (``Class(attr=...)``, ``case Class(attr=...)``; merely named when factories are
+    configured: ``build(Class, attr=...)``), or `.attr` or a quoted `'attr'` of a
     configured attribute in a text that compares (``==``, ``!=``, ``in (...)``, ``match``).
     A few fixed patterns find the candidate names, looked up in sets, so a file costs the
     same with 5 or 500 configured keys; a class name the text holds is looked for as a
     callee only then."""
 
-    def __init__(self, attributes: Iterable[str], classes: Iterable[str]) -> None:
+    def __init__(
+        self, attributes: Iterable[str], classes: Iterable[str], factories: Iterable[str] = ()
+    ) -> None:
         self.attributes = frozenset(attributes)
         self.classes = frozenset(classes)
+        self.factories = frozenset(factories)
+        """``literal-factories``: with any, a class named anywhere may be a factory's."""
 
     def admits(self, text: str) -> bool:
         if not self.attributes:
             return False
         if self.classes:
             named = self.classes.intersection(_WORD.findall(text))
-            if named and _calls_one_of(text, named):
+            if named and (self.factories or _calls_one_of(text, named)):
                 return True
         if _COMPARED.search(text) is None:
             return False
