@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lint_rules.analysis.declarations import Declarations
+from lint_rules.analysis.declarations import Declarations, file_source
 from lint_rules.analysis.literals import Field, knowledge_of, parse_literals, with_renamed_values
+from lint_rules.analysis.members import Members
 from lint_rules.analysis.receivers import receiver_types
 from lint_rules.analysis.renames import parse_renames
 from lint_rules.analysis.string_values import matched_values
-from lint_rules.rule import FileContext, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
     from lint_rules.analysis.project import Project
@@ -58,8 +59,20 @@ class UnknownLiteralRule(Rule):
     - a producer: a function or method of the declaring module whose return
       annotation names the class or a union alias holding it, or one the
       configuration names (`async for event in result.stream_events():`);
-    - a mapping pattern or `x["name"]` only where `x` is typed as the declaring
-      class (a TypedDict).
+    - a mapping pattern, `x["name"]` or `x.get("name")` only where `x` is typed as
+      the declaring class (a TypedDict);
+    - what another module declares, read when a receiver needs it (wherever the
+      file imports the name from: any module of the project, or the import path):
+      the return annotation of a function it imports (`answer = make_answer()`),
+      of a method of a typed value (`answer = await session.elicit_form(...)`,
+      `Self` included), an attribute, property or TypedDict key of one
+      (`for choice in completion.choices:`, `for item in page["items"]:`, in
+      comprehensions and their conditions too), what `with` binds
+      (`__enter__`/`__aenter__`) and what iterating gives (`__iter__`/`__aiter__`),
+      looking in base classes too; inside a method, `self` is its class. A class
+      is looked up by its name where the file, or the module whose annotation gave
+      it, binds it; a name bound to two different classes is not looked up.
+      Generic parameters are not followed (`Stream[Event]` is a `Stream`).
 
     Anything else is unknown and gives no finding (`tool.name == "my_tool"`).
     A key without a class (`"name" = ...`) checks that attribute on every
@@ -127,12 +140,23 @@ class UnknownLiteralRule(Rule):
     name, a name that is not a Literal of strings, an unreadable source, an
     unknown key or a value of the wrong type is a configuration error naming
     the key.
+
+    `literal-factories` (in `[tool.lint_rules]`): names of functions and methods
+    that build a configured class from keywords, so that those keywords are
+    checked as the class's own are: a call whose callee's last name is listed
+    and whose first argument names the class (`build(ChunkEvent, type="chunk")`),
+    or a listed method called on the class (`ChunkEvent.model_construct(type=...)`).
+
+    ```toml
+    [tool.lint_rules]
+    literal-factories = ["build", "model_construct"]
+    ```
     """
 
     CODE = "LR002"
     NAME = "unknown-literal"
     MESSAGE = "{value!r} is not a value of `{field}`{hint}"
-    OPTIONS = ("literals",)
+    OPTIONS = ("literals", "literal-factories")
     READS = ("renames",)
 
     VALID = (
@@ -265,6 +289,7 @@ class UnknownLiteralRule(Rule):
             if field.owner is not None:
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
+        self.factories = _factories(options.get("literal-factories", []))
         self.use_site = UseSites(self.by_attribute, self.by_class)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
@@ -316,6 +341,13 @@ class UnknownLiteralRule(Rule):
         callee = node.func
         name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)
         owned = self.by_class.get(name) if isinstance(name, str) else None
+        if owned is None and name in self.factories:
+            # A configured factory: `build(Event, type=...)`, `Event.model_construct(type=...)`.
+            made = node.args[0] if node.args else None
+            if made is None and isinstance(callee, ast.Attribute):
+                made = callee.value
+            made_name = _last(made) if made is not None else None
+            owned = self.by_class.get(made_name) if made_name is not None else None
         if owned is None:
             return
         for keyword in node.keywords:
@@ -330,7 +362,13 @@ class UnknownLiteralRule(Rule):
         if not candidates:
             return
         wanted = [c.receiver for c in candidates if c.attribute.by_type]
-        known = receiver_types(self.file.ast_tree, self.knowledge, wanted) if wanted else {}
+        known: dict[int, frozenset[str]] = {}
+        if wanted:
+            project = self.file.project
+            tree = self.file.ast_tree
+            here = file_source(self.file.path, tree, project.declarations)
+            members = Members(here, on_read=project.note_read)
+            known = receiver_types(tree, self.knowledge, wanted, members)
         for candidate in candidates:
             types = known.get(id(candidate.receiver), frozenset())
             usable = list(candidate.attribute.unowned)
@@ -441,7 +479,12 @@ class _Candidate:
 def _field_use(
     node: ast.expr, by_attribute: Mapping[str, _Attribute]
 ) -> tuple[ast.expr, _Attribute] | None:
-    """The receiver and the fields of ``receiver.attr`` or ``receiver["attr"]``."""
+    """The receiver and the fields of ``receiver.attr``, ``receiver["attr"]`` or
+    ``receiver.get("attr")`` (a TypedDict's)."""
+    if isinstance(node, ast.Call):
+        key = _get_key(node)
+        attribute = by_attribute.get(key) if key is not None else None
+        return (node.func.value, attribute) if attribute is not None else None  # type: ignore[attr-defined]
     if isinstance(node, ast.Attribute):
         attribute = by_attribute.get(node.attr)
     elif isinstance(node, ast.Subscript):
@@ -452,6 +495,39 @@ def _field_use(
     else:
         return None
     return (node.value, attribute) if attribute is not None else None
+
+
+def _last(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _factories(value: object) -> frozenset[str]:
+    """``literal-factories``: the names of functions and methods whose keywords are the
+    fields of the class given as their first argument (or whose method they are)."""
+    if not isinstance(value, list) or not all(
+        isinstance(name, str) and name.isidentifier() for name in value
+    ):
+        raise ConfigError(
+            "'literal-factories' must be a list of function or method names, "
+            'e.g. ["build", "model_construct"]'
+        )
+    return frozenset(value)
+
+
+def _get_key(node: ast.Call) -> str | None:
+    """``"key"`` of ``mapping.get("key")`` or ``mapping.get("key", default)``."""
+    if (
+        isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and 1 <= len(node.args) <= 2
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
 
 
 def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
