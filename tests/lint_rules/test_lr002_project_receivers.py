@@ -91,6 +91,12 @@ SDK = {
             @property
             def responses(self) -> Responses: ...
     """,
+    "sdk/tools.py": """
+        from sdk import types
+
+        class Tool:
+            async def run(self) -> "types.CallToolResult": ...
+    """,
     "sdk/client.py": """
         from .session import BaseClient, ServerSession
 
@@ -284,6 +290,27 @@ SHAPES = [
         """,
     ),
     (
+        "annotations through a module import (types.CallToolResult), here and there",
+        """
+        from sdk import types
+        from sdk.tools import Tool
+
+        async def on(tool: Tool, given: types.CallToolResult) -> None:
+            print((await tool.run()).content[0].type == "txt")
+            print(given.content[0].type == "image", given.content[1].type == "txt")
+        """,
+        6,
+        None,
+        """
+        from sdk import types
+        from sdk.tools import Tool
+
+        async def on(tool: Tools, given: types.CallToolResults) -> None:
+            print((await tool.run()).content[0].type == "txt")
+            print(given.content[0].type == "image", given.content[1].type == "txt")
+        """,
+    ),
+    (
         "for over a TypedDict key",
         """
         from sdk.types import Page
@@ -323,7 +350,12 @@ SHAPES = [
     [pytest.param(s, n, m, id=name) for name, s, n, m, _ in SHAPES],
 )
 def test_misspelt_value_is_found(sdk: Path, source: str, line: int, message: str | None) -> None:
-    expected = [(line, message)] if message is not None else [(line, TXT), (line, ACCEPTING)]
+    if message is not None:
+        expected = [(line, message)]
+    elif "given" in source:
+        expected = [(line, TXT), (line + 1, TXT)]
+    else:
+        expected = [(line, TXT), (line, ACCEPTING)]
 
     assert _check(source) == sorted(expected)
 
