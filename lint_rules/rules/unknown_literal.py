@@ -276,10 +276,17 @@ class UnknownLiteralRule(Rule):
     def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
         declarations = project.declarations if project is not None else Declarations(None)
-        self.fields = with_renamed_values(
-            parse_literals(options.get("literals", {}), declarations),
-            parse_renames(options.get("renames", {})),
-        )
+        literals, renames = options.get("literals", {}), options.get("renames", {})
+
+        def read() -> list[Field]:
+            return with_renamed_values(
+                parse_literals(literals, declarations), parse_renames(renames)
+            )
+
+        # The declarations are read once per run: worker processes receive the fields
+        # from the parent (``Project.shared_state``) instead of reading them again.
+        key = ("LR002", "fields", repr(literals), repr(renames))
+        self.fields = read() if project is None else project.shared(key, read)
         # Indexed once per run: a use site looks up its attribute (or class) name, and a
         # receiver's types, never scanning the configured fields.
         grouped: dict[str, list[Field]] = {}
