@@ -298,7 +298,7 @@ class UnknownLiteralRule(Rule):
             for entry in (literals.values() if isinstance(literals, dict) else ())
         )
         self._package_names: tuple[Path, frozenset[str]] | None = None
-        self.use_site = UseSites(self.by_attribute, self.by_class)
+        self.use_site = UseSites(self.by_attribute, self.by_class, self.factories)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
         self._candidates_of: FileContext | None = None
@@ -584,25 +584,68 @@ def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
 _DOTTED = re.compile(r"\.\s*(?:#[^\n]*\n\s*)*(\w+)")
 _QUOTED = re.compile(r"['\"](\w+)(?=['\"])")
 _WORD = re.compile(r"\w+")
+# What a use site of an attribute needs besides the name (a comparison, `in` a literal
+# tuple, list or set, or a `match`), and the text between a callee and its `(`.
+_COMPARED = re.compile(r"==|!=|\bin[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]|\bmatch\b")
+_BETWEEN_CALLEE_AND_PAREN = r"[\s\\]*(?:#[^\n]*\n[\s\\]*)*\("
+_CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
+_BEFORE_PAREN = re.compile(r"\b(\w+)\b[\s\\]*\(|#[^\n]*\n[\s\\]*\(")
 
 
 class UseSites:
-    """The prefilter: whether a text contains `.attr` or a quoted `'attr'` of a configured
-    attribute, or a declaring class's name. A few fixed patterns find the candidate
-    names, looked up in sets, so a file costs the same with 5 or 500 configured keys."""
+    """The prefilter: whether a text may hold a use site: a declaring class's name called
+    (``Class(attr=...)``, ``case Class(attr=...)``; merely named when factories are
+    configured: ``build(Class, attr=...)``), or `.attr` or a quoted `'attr'` of a
+    configured attribute in a text that compares (``==``, ``!=``, ``in (...)``, ``match``).
+    A few fixed patterns find the candidate names, looked up in sets, so a file costs the
+    same with 5 or 500 configured keys; a class name the text holds is looked for as a
+    callee only then."""
 
-    def __init__(self, attributes: Iterable[str], classes: Iterable[str]) -> None:
+    def __init__(
+        self, attributes: Iterable[str], classes: Iterable[str], factories: Iterable[str] = ()
+    ) -> None:
         self.attributes = frozenset(attributes)
         self.classes = frozenset(classes)
+        self.factories = frozenset(factories)
+        """``literal-factories``: with any, a class named anywhere may be a factory's."""
 
     def admits(self, text: str) -> bool:
         if not self.attributes:
             return False
-        if self.classes and not self.classes.isdisjoint(_WORD.findall(text)):
-            return True
+        if self.classes:
+            named = self.classes.intersection(_WORD.findall(text))
+            if named and (self.factories or _calls_one_of(text, named)):
+                return True
+        if _COMPARED.search(text) is None:
+            return False
         return not self.attributes.isdisjoint(
             _DOTTED.findall(text)
         ) or not self.attributes.isdisjoint(_QUOTED.findall(text))
+
+
+def _calls_one_of(text: str, names: frozenset[str] | set[str]) -> bool:
+    """Whether one of ``names`` is followed by ``(`` in ``text`` (a call, or a class
+    pattern) other than in its ``class name(`` definition, in one pass over the text (a
+    ``(`` after a comment line: ``_called`` looks for each name there)."""
+    commented = False
+    for found in _BEFORE_PAREN.finditer(text):
+        name = found.group(1)
+        if name is None:
+            commented = True
+        elif name in names:
+            before = found.start(1)
+            if _CLASS_KEYWORD.search(text, max(0, before - 64), before) is None:
+                return True
+    return commented and any(_called(text, name) for name in names)
+
+
+def _called(text: str, name: str) -> bool:
+    """Whether ``name`` is followed by ``(`` somewhere in ``text`` other than in its
+    ``class name(...)`` definition (a call, or a class pattern)."""
+    for found in re.finditer(rf"\b{re.escape(name)}{_BETWEEN_CALLEE_AND_PAREN}", text):
+        if _CLASS_KEYWORD.search(text, max(0, found.start() - 64), found.start()) is None:
+            return True
+    return False
 
 
 def closest(value: str, allowed: Sequence[str]) -> tuple[str | None, bool]:
