@@ -61,8 +61,10 @@ class UnknownLiteralRule(Rule):
       configuration names (`async for event in result.stream_events():`);
     - a mapping pattern, `x["name"]` or `x.get("name")` only where `x` is typed as
       the declaring class (a TypedDict);
-    - what another module declares, read when a receiver needs it (wherever the
-      file imports the name from: any module of the project, or the import path):
+    - what another module declares, read when a receiver needs it, in any module
+      of the project (the packages under its root and its `src/`) or of a package
+      the configuration names (`agents` of `"agents.stream_events:..."`, installed
+      or not), never the standard library's or other installed packages':
       the return annotation of a function it imports (`answer = make_answer()`),
       of a method of a typed value (`answer = await session.elicit_form(...)`,
       `Self` included), an attribute, property or TypedDict key of one
@@ -297,10 +299,36 @@ class UnknownLiteralRule(Rule):
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
         self.factories = _factories(options.get("literal-factories", []))
+        literals = options.get("literals", {})
+        self.configured_packages = frozenset(
+            _target(entry).partition(":")[0].split(".")[0]
+            for entry in (literals.values() if isinstance(literals, dict) else ())
+        )
+        self._package_names: tuple[Path, frozenset[str]] | None = None
         self.use_site = UseSites(self.by_attribute, self.by_class, self.factories)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
         self._candidates_of: FileContext | None = None
+
+    def _packages(self, root: Path | None) -> frozenset[str] | None:
+        """The top-level packages whose modules receivers are looked up in: the
+        project's (under its root and its src/) and those the configuration names."""
+        if root is None:
+            return None
+        if self._package_names is None or self._package_names[0] != root:
+            names = set(self.configured_packages)
+            for directory in (root, root / "src"):
+                try:
+                    entries = list(directory.iterdir())
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.suffix in (".py", ".pyi"):
+                        names.add(entry.stem)
+                    elif entry.is_dir() and entry.name.isidentifier():
+                        names.add(entry.name)
+            self._package_names = (root, frozenset(names))
+        return self._package_names[1]
 
     def prefilter(self, text: str) -> bool:
         return self.use_site.admits(text)
@@ -374,7 +402,7 @@ class UnknownLiteralRule(Rule):
             project = self.file.project
             tree = self.file.ast_tree
             here = file_source(self.file.path, tree, project.declarations)
-            members = Members(here, on_read=project.note_read)
+            members = Members(here, project.note_read, self._packages(project.root))
             known = receiver_types(tree, self.knowledge, wanted, members)
         for candidate in candidates:
             types = known.get(id(candidate.receiver), frozenset())
@@ -502,6 +530,11 @@ def _field_use(
     else:
         return None
     return (node.value, attribute) if attribute is not None else None
+
+
+def _target(entry: object) -> str:
+    """The ``module:Name`` of a (validated) ``literals`` entry."""
+    return entry if isinstance(entry, str) else str(entry.get("values", ""))  # type: ignore[attr-defined]
 
 
 def _last(node: ast.expr) -> str | None:
