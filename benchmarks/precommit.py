@@ -4,8 +4,9 @@ Three comparisons, each printed as a markdown table, side by side in one run:
 
 ``startup``
     A one-file ``check --no-cache`` of a typical file of this repository (all rules,
-    this repository's configuration) and the same ``check`` answered by a warm cache
-    (what pre-commit runs on a small commit) against a bare ``python -c pass``, ``ruff
+    this repository's configuration) and the same ``check`` warm (what pre-commit runs
+    on a small commit: the recorded run answers it, ``lint_rules/quick.py``, before the
+    command line loads) against a bare ``python -c pass``, ``ruff
     check`` and ``typos`` on the same file, in interleaved rounds (15 by default),
     bytecode written; medians and the median of the per-round ratios. Then ``python -X
     importtime`` of both checks: the modules that cost the most to import.
@@ -82,8 +83,8 @@ ORIGINAL = "    async def pop_item(self) -> "
 BROKEN = "    async def pop_item(self, extra: int) -> "
 
 # Runs `lint_rules` from the directory in argv[1] (an earlier copy of the package).
-RUN_FROM = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); from lint_rules.cli import main; "
+RUN_FROM = (  # what the `lint-rules` script runs (before issue 27, the same as cli.main)
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); from lint_rules.__main__ import main; "
     "raise SystemExit(main(sys.argv[1:]))"
 )
 

@@ -6,13 +6,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
-from lint_rules import timing
+from lint_rules import quick, timing
 from lint_rules.config import ENGINE_CODES, Configurations, check_selectors
 from lint_rules.engine.discovery import DiscoveryError
-from lint_rules.engine.results import FileResult, RunOptions
+from lint_rules.engine.results import FileResult, RunOptions, RunResult
 from lint_rules.engine.run import display_path, run, run_stdin
 from lint_rules.output.docs import RULE_FORMATS, explain, render_rules
 from lint_rules.output.report import FORMATS, Located, render, severity_map, summary
@@ -24,7 +25,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RULES) -> int:
     """Run the command line; returns the exit code (0 clean, 1 findings, 2 error)."""
-    arguments = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    arguments = _parser().parse_args(given)
     try:
         if arguments.command == "rules":
             sys.stdout.write(render_rules(rules, arguments.format))
@@ -43,7 +45,7 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
                 daemon_timeout=arguments.daemon_timeout,
                 stop_daemon=arguments.stop_daemon,
             )
-        return _lint(arguments, rules)
+        return _lint(arguments, rules, given if tuple(rules) == tuple(ALL_RULES) else None)
     except (ConfigError, DiscoveryError) as error:
         print(f"lint-rules: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -219,7 +221,109 @@ def _explain(code: str, rules: Sequence[type[Rule]]) -> int:
     return EXIT_ERROR
 
 
-def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
+RECORDED_FORMATS = ("text", "json", "github")
+"""The formats a run is recorded for (``quick.py``); sarif names the installed version."""
+
+
+def _lint(
+    arguments: argparse.Namespace, rules: Sequence[type[Rule]], given: list[str] | None = None
+) -> int:
+    """Check or fix; a ``check`` of files, run as given (``given``: the command line, with
+    the default rules), is recorded for ``quick.py`` to replay while its inputs hold."""
+    recorder = _Recorder.start(arguments, rules, given)
+    if recorder is None:
+        return _lint_run(arguments, rules)
+    with recorder:
+        code = _lint_run(arguments, rules, recorder)
+    recorder.save(code)
+    return code
+
+
+class _Recorder:
+    """What a ``check`` of files wrote and every input that decided it, for ``quick.py``.
+
+    The inputs named by the command line are taken before the run reads them (one that
+    changes during the run then fails the next run's comparison: never a stale replay);
+    the checked files by the digests the run checked."""
+
+    def __init__(self, given: list[str], rules: Sequence[type[Rule]], paths: list[Path]) -> None:
+        cwd = os.getcwd()
+        files = [os.path.abspath(path) for path in paths]
+        directories = sorted({os.path.dirname(file) for file in files})
+        wanted = [(quick.EXISTS, file) for file in files]
+        wanted += quick.configuration_inputs([cwd, *directories])
+        kinds = {"content": quick.CONTENT, "status": quick.STATUS}
+        wanted += [
+            (kinds[kind], os.path.abspath(path))
+            for directory in directories
+            for rule in rules
+            for kind, path in rule.cache_inputs(Path(directory))
+        ]
+        self.given = given
+        self.stamp = quick.package_stamp()
+        self.inputs = quick.snapshot(wanted)
+        self.chunks: list[tuple[int, str]] = []
+        self.outcome: RunResult | None = None
+        self.root: Path | None = None
+        self._streams = (sys.stdout, sys.stderr)
+
+    @classmethod
+    def start(
+        cls, arguments: argparse.Namespace, rules: Sequence[type[Rule]], given: list[str] | None
+    ) -> _Recorder | None:
+        paths: list[Path] = arguments.paths
+        if (
+            given is None
+            or arguments.command != "check"
+            or arguments.no_cache
+            or arguments.phase_times is not None
+            or arguments.stdin_filename is not None
+            or arguments.format not in RECORDED_FORMATS
+            or not paths
+            or not all(path != Path("-") and path.is_file() for path in paths)
+        ):
+            return None
+        return cls(given, rules, paths)
+
+    def __enter__(self) -> None:
+        sys.stdout = quick.Tee(sys.stdout, 0, self.chunks)
+        sys.stderr = quick.Tee(sys.stderr, 1, self.chunks)
+
+    def __exit__(self, *exception: object) -> None:
+        sys.stdout, sys.stderr = self._streams
+
+    def prepare(self, root: Path) -> None:
+        """Create the cache folder before the run looks at ``root``: the directories the
+        rules' module lookups search are inputs, and creating it later would change the
+        root's modification time after its stamp (the record would never hold)."""
+        with suppress(OSError):
+            quick.make_cache_folder(str(root))
+
+    def save(self, code: int) -> None:
+        """Write the record, if every result holds by the inputs alone."""
+        outcome = self.outcome
+        if (
+            outcome is None
+            or self.root is None
+            or code not in (EXIT_CLEAN, EXIT_FINDINGS)
+            or any(not result.digest or result.reads_project for result in outcome.files)
+        ):
+            return
+        checked = [(quick.CONTENT, str(result.path), result.digest) for result in outcome.files]
+        # The modules rules read and the directories searched for them, as they were
+        # before the run used them (a change during the run fails the next comparison),
+        # and the modules' content too (an edit that keeps the size and modification time).
+        consulted = [(quick.MODIFIED, path, stamp) for path, stamp in outcome.consulted.items()]
+        others = quick.snapshot((quick.CONTENT, str(path)) for path in sorted(outcome.dependencies))
+        inputs = [*self.inputs, *checked, *consulted, *others]
+        quick.save(str(self.root), self.given, self.stamp, inputs, self.chunks, code)
+
+
+def _lint_run(
+    arguments: argparse.Namespace,
+    rules: Sequence[type[Rule]],
+    recorder: _Recorder | None = None,
+) -> int:
     timing.reset()
     select = (
         None if arguments.select is None else check_selectors(arguments.select, "--select", rules)
@@ -227,6 +331,8 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     ignore = check_selectors(arguments.ignore, "--ignore", rules)
     configs = Configurations(rules, select=select, ignore=ignore)
     config = configs.default  # the working directory's: no paths means its root
+    if recorder is not None:
+        recorder.prepare(config.root)
     fixing = arguments.command == "fix"
     options = RunOptions(
         fix=fixing,
@@ -244,6 +350,8 @@ def _lint(arguments: argparse.Namespace, rules: Sequence[type[Rule]]) -> int:
     else:
         outcome = run(paths or [config.root], configs, rules, options)
         results = outcome.files
+        if recorder is not None:
+            recorder.outcome, recorder.root = outcome, config.root
         _warn_skipped(outcome.skipped, bool(results))
     # With fixed code on stdout, the report goes to stderr.
     out = sys.stderr if reading_stdin and options.fix and not options.diff else sys.stdout

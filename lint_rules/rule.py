@@ -163,7 +163,9 @@ Findings are cached by file content and configuration. A rule whose findings
 also depend on something outside both (a tool's version, the tool's own config
 file) returns a description of it from ``cache_fingerprint(directory)``, called
 once per run for each directory of checked files; a cached result is used only
-while that description is unchanged. Default: ``""``. Findings that read other files
+while that description is unchanged. Default: ``""``. Such a rule also names the files
+that description is made of in ``cache_inputs(directory)``: a whole ``check`` run is
+replayed from its record (``quick.py``) only while they hold. Findings that read other files
 of the project (``self.file.project.index`` or ``.names``: the ``Project`` notes each
 such read, ``note_read``) are cached with a stamp of the project's files, and checked
 again once any of them changes.
@@ -304,6 +306,14 @@ class Rule:
         """What, besides the file and ``[tool.lint_rules]``, decides the findings of the
         files in ``directory``."""
         return ""
+
+    @classmethod
+    def cache_inputs(cls, directory: Path) -> Sequence[tuple[str, Path]]:
+        """The files whose state decides ``cache_fingerprint(directory)``, each with what
+        of it does: ``"content"`` or ``"status"`` (mode, size, times: for an executable),
+        present or missing. A recorded ``check`` (``quick.py``) is replayed only while they
+        hold, without loading the rules: they must cover everything the fingerprint reads."""
+        return ()
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
         """Called with the paths a worker is about to check, before checking them."""

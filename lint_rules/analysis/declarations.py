@@ -29,13 +29,17 @@ from functools import cached_property
 from importlib.machinery import PathFinder
 from pathlib import Path
 
+from lint_rules.quick import MODIFIED, state
 from lint_rules.rule import ConfigError
 
 TYPING_MODULES = ("typing", "typing_extensions")
 
+_WORD = re.compile(r"\w+")
+
 # Python before 3.12 cannot parse PEP 695 `type X = ...`: such lines are read as `X = ...`.
 _TYPE_STATEMENT = re.compile(
-    r"^([ \t]*)type[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\])?[ \t]*=", re.MULTILINE
+    r"^([ \t]*)type[ \t]+(\w+)[ \t]*(?:\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\])?[ \t]*=",
+    re.MULTILINE,
 )
 
 
@@ -278,12 +282,19 @@ class Declarations:
         self._parsed: dict[tuple[str, Path, int, int], ModuleSource] = {}
         self._recorders: list[set[Path]] = []
         self._first_party: dict[str, list[str]] = {}
+        self.consulted: dict[str, object] = {}
+        """Every directory a lookup searched or listed, and every module source read, with
+        its size and modification time before it was (``consult``): a module that
+        appears, disappears or changes changes what was found (a directory's modification
+        time changes with its entries)."""
+        self._words: dict[Path, list[tuple[Path, frozenset[str]]]] = {}
 
     def read_module(self, module: str) -> ModuleSource:
         """Locate and parse ``module``; ``ConfigError`` says what went wrong.
 
         Parsed once per content (by path, modification time and size)."""
         path, is_package = self._locate(module)
+        consult(self.consulted, str(path))
         for paths in self._recorders:
             paths.add(path)
         try:
@@ -309,6 +320,26 @@ class Declarations:
         finally:
             self._recorders.pop()
 
+    def files_naming(self, directory: Path, name: str) -> list[Path]:
+        """The Python files directly in ``directory`` whose text has the word ``name``
+        (each directory's files are read once per run)."""
+        words = self._words.get(directory)
+        if words is None:
+            words = self._words[directory] = []
+            consult(self.consulted, str(directory))
+            try:
+                paths = sorted(directory.glob("*.py"))
+            except OSError:
+                paths = []
+            for path in paths:
+                consult(self.consulted, str(path))
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                words.append((path, frozenset(_WORD.findall(text))))
+        return [path for path, found in words if name in found]
+
     def _locate(self, module: str) -> tuple[Path, bool]:
         cwd = os.getcwd()
         root = str(self.root) if self.root is not None else cwd
@@ -316,15 +347,15 @@ class Declarations:
         if found is None:
             installed = [entry for entry in sys.path if entry not in ("", ".", cwd)]
             try:
-                found = _locate(module, [root, os.path.join(root, "src")])
+                found = _locate(module, [root, os.path.join(root, "src")], self.consulted)
             except ConfigError as first:
                 if not _not_found(first, module):
                     raise
                 nested = self._first_party.get(root)
                 if nested is None:
-                    nested = self._first_party[root] = first_party_roots(Path(root))
+                    nested = self._first_party[root] = first_party_roots(Path(root), self.consulted)
                 try:
-                    found = _locate(module, [*nested, *installed])
+                    found = _locate(module, [*nested, *installed], self.consulted)
                 except ConfigError as error:
                     raise ConfigError(
                         f"{error} (looked in {root}, its src/, the nested projects and"
@@ -396,14 +427,21 @@ NESTED_DEPTH = 4
 """How deep under the root nested projects are looked for."""
 
 
-def first_party_roots(root: Path) -> list[str]:
+def consult(consulted: dict[str, object], path: str) -> None:
+    """Note ``path``'s size and modification time, if not noted yet (``quick.state``)."""
+    if path not in consulted:
+        consulted[path] = state(MODIFIED, path)
+
+
+def first_party_roots(root: Path, consulted: dict[str, object] | None = None) -> list[str]:
     """The source roots of a project besides ``root`` and ``root/src``, in a stable
     order: each directory of ``src/`` that is not itself a package (``src/<name>-types/``
     holding ``<name>_types/``) with its own ``src/``, and each nested project (a
     directory with a ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, at most
     ``NESTED_DEPTH`` levels down, hidden and virtual-environment directories skipped)
-    with its ``src/``."""
+    with its ``src/``. Adds each directory whose entries it looked at to ``consulted``."""
     roots: list[str] = []
+    listed: dict[str, object] = {} if consulted is None else consulted
 
     def add(directory: Path) -> None:
         for candidate in (directory, directory / "src"):
@@ -412,7 +450,10 @@ def first_party_roots(root: Path) -> list[str]:
                 roots.append(text)
 
     src = root / "src"
+    consult(listed, str(root))
+    consult(listed, str(src))
     for entry in _subdirectories(src):
+        consult(listed, str(entry))
         if not (entry / "__init__.py").is_file() and not (entry / "__init__.pyi").is_file():
             add(entry)
     pending = [(root, 0)]
@@ -421,6 +462,7 @@ def first_party_roots(root: Path) -> list[str]:
         for entry in _subdirectories(directory):
             if entry.name.startswith(".") or entry.name in _NOT_SOURCES:
                 continue
+            consult(listed, str(entry))
             if (entry / "pyvenv.cfg").is_file():
                 continue
             if any((entry / name).is_file() for name in _PROJECT_FILES):
@@ -441,14 +483,34 @@ def _not_found(error: ConfigError, module: str) -> bool:
     return str(error) == f"module {module!r} not found"
 
 
-def _locate(module: str, search_path: list[str]) -> tuple[Path, bool]:
+def _locate(
+    module: str, search_path: list[str], consulted: dict[str, object] | None = None
+) -> tuple[Path, bool]:
+    """Where ``module``'s source is, and whether it is a package; each directory searched
+    is added to ``consulted``."""
     locations: list[str] | None = search_path
     spec = None
     parts = module.split(".")
     for depth in range(1, len(parts) + 1):
         if locations is None:
             raise ConfigError(f"module {'.'.join(parts[: depth - 1])!r} is not a package")
-        spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        if consulted is not None:
+            for location in locations:
+                consult(consulted, location)
+        try:
+            spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        except KeyError:
+            # A namespace package in a namespace package: its path would be recomputed
+            # from its parent in sys.modules, which nothing here imports.
+            spec = None
+            locations = [
+                os.path.join(entry, parts[depth - 1])
+                for entry in locations
+                if os.path.isdir(os.path.join(entry, parts[depth - 1]))
+            ] or None
+            if depth == len(parts):
+                raise ConfigError(f"module {module!r} has no Python source to read") from None
+            continue
         if spec is None:
             raise ConfigError(f"module {module!r} not found")
         locations = list(spec.submodule_search_locations or []) or None
@@ -505,6 +567,8 @@ def _literal_strings(
         return None
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
         return _union(source, [expression.left, expression.right], seen)
+    if (value := type_alias_value(source, expression)) is not None:
+        return _literal_strings(source, value, seen)
     if isinstance(expression, ast.Subscript):
         origin = typing_name(source, expression.value)
         arguments = _subscript_arguments(expression)
@@ -668,23 +732,38 @@ def class_facts(
     module: str, name: str, field: str, declarations: Declarations | None = None
 ) -> ClassFacts | None:
     """The facts about class ``name`` of ``module`` (None when it defines no such
-    class); ``field`` is the attribute being checked, never a discriminator."""
-    source, name = defined_in(_reader(declarations).read_module(module), name)
+    class); ``field`` is the attribute being checked, never a discriminator.
+
+    The unions holding the class are read from the module that defines it, from
+    ``module`` (which may import it) and from the other modules of their directories and
+    of the package above (``union_modules``): generated SDKs declare each event in a
+    module of its own and the union in another that imports them."""
+    configured = _reader(declarations).read_module(module)
+    source, name = defined_in(configured, name)
     node = source.classes.get(name)
     if node is None:
         return None
     discriminators: dict[str, str] = {}
     _single_literals(source, node, discriminators, seen=set())
     discriminators.pop(field, None)
-    unions, members = _unions_holding(source, name)
-    named = {name, *unions}
+    target = (source.name, name)
+    unions: set[str] = set()
     siblings: dict[tuple[str, str], str] = {}
-    for member in sorted(members - {name}):
-        member_node = source.classes.get(member)
-        if member_node is not None:
-            found: dict[str, str] = {}
-            _single_literals(source, member_node, found, seen=set())
-            siblings.update({pair: member for pair in found.items()})
+    for holder in union_modules(source, configured, name):
+        holding, members = _unions_holding(holder, target)
+        unions.update(holding)
+        for member in members:
+            found_class = _definition(holder, member)
+            if found_class is None:
+                continue
+            owner, member_name = found_class
+            member_node = owner.classes.get(member_name)
+            if member_node is not None and (owner.name, member_name) != target:
+                found: dict[str, str] = {}
+                _single_literals(owner, member_node, found, seen=set())
+                for pair in found.items():
+                    siblings.setdefault(pair, member_name)
+    named = {name, *unions}
     producers: dict[str, ast.expr] = {}
     for statement in top_level(source.tree):
         if isinstance(statement, ast.ClassDef):
@@ -697,7 +776,38 @@ def class_facts(
             returns = _annotation_expression(function.returns)
             if returns is not None and named & _names_in(returns):
                 producers[function.name] = returns
-    return ClassFacts(source.name, name, discriminators, unions, producers, siblings)
+    return ClassFacts(source.name, name, discriminators, tuple(sorted(unions)), producers, siblings)
+
+
+def union_modules(source: ModuleSource, configured: ModuleSource, name: str) -> list[ModuleSource]:
+    """The modules that may declare a union holding class ``name`` of ``source``: it,
+    ``configured``, and each other module of their directories and of the package
+    directory above them whose text names the class (the texts are read once per run,
+    a module is parsed only when it names the class)."""
+    found = {source.path: source, configured.path: configured}
+    directories: list[tuple[Path, str]] = []
+    for module in (source, configured):
+        package = module.package if module.path.stem != "__init__" else module.name
+        directory = module.path.parent
+        directories.append((directory, package))
+        if package and (directory.parent / "__init__.py").is_file():
+            directories.append((directory.parent, package.rpartition(".")[0]))
+    for directory, package in dict.fromkeys(directories):
+        for path in source.reader.files_naming(directory, name):
+            if path in found:
+                continue
+            qualified = ".".join(part for part in (package, path.stem) if part)
+            if path.stem == "__init__":
+                qualified = package
+            if not qualified:
+                continue
+            try:
+                module = source.reader.read_module(qualified)
+            except ConfigError:
+                continue
+            if module.path == path:
+                found[path] = module
+    return list(found.values())
 
 
 def _single_literals(
@@ -722,19 +832,38 @@ def _single_literals(
 
 def _unannotated(source: ModuleSource, expression: ast.expr) -> ast.expr:
     """``expression`` without the ``Annotated[...]`` layers around it (generated SDKs
-    write ``Annotated[Union[A, B], PropertyInfo(discriminator="type")]``)."""
-    while (
-        isinstance(expression, ast.Subscript)
-        and typing_name(source, expression.value) == "Annotated"
-        and _subscript_arguments(expression)
-    ):
-        expression = _subscript_arguments(expression)[0]
-    return expression
+    write ``Annotated[Union[A, B], PropertyInfo(discriminator="type")]``), and the value
+    of a ``TypeAliasType("Name", A | B, type_params=(T,))``."""
+    while True:
+        if (
+            isinstance(expression, ast.Subscript)
+            and typing_name(source, expression.value) == "Annotated"
+            and _subscript_arguments(expression)
+        ):
+            expression = _subscript_arguments(expression)[0]
+        elif (value := type_alias_value(source, expression)) is not None:
+            expression = value
+        else:
+            return expression
 
 
-def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | None:
-    """The last names of a union's members (None if ``expression`` is not a union),
-    through ``Annotated[...]`` around the union and its members."""
+def type_alias_value(source: ModuleSource, expression: ast.expr) -> ast.expr | None:
+    """The value of ``TypeAliasType("Name", value, type_params=...)`` (typing or
+    typing_extensions), None for anything else."""
+    if not isinstance(expression, ast.Call):
+        return None
+    if typing_name(source, expression.func) != "TypeAliasType":
+        return None
+    if len(expression.args) >= 2:
+        return expression.args[1]
+    return next((k.value for k in expression.keywords if k.arg == "value"), None)
+
+
+def _union_members(source: ModuleSource, expression: ast.expr) -> list[ast.expr] | None:
+    """A union's members as written (None if ``expression`` is not a union), through
+    ``Annotated[...]`` around the union and its members, unions in it, and a generic
+    member's class (``Done`` of ``Done[T]``); typing's own forms (``Literal[...]``,
+    ``None``) are left out."""
     expression = _unannotated(source, expression)
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
         members = [expression.left, expression.right]
@@ -745,22 +874,26 @@ def _union_members(source: ModuleSource, expression: ast.expr) -> set[str] | Non
         members = _subscript_arguments(expression)
     else:
         return None
-    names: set[str] = set()
+    found: list[ast.expr] = []
     for member in members:
         member = _unannotated(source, member)
         inner = _union_members(source, member)
         if inner is not None:
-            names |= inner
-        elif isinstance(member, ast.Name):
-            names.add(member.id)
-        elif isinstance(member, ast.Attribute):
-            names.add(member.attr)
-    return names
+            found.extend(inner)
+            continue
+        if isinstance(member, ast.Subscript):
+            member = member.value  # a generic class: Done[T]
+        if isinstance(member, (ast.Name, ast.Attribute)) and typing_name(source, member) is None:
+            found.append(member)
+    return found
 
 
-def _unions_holding(source: ModuleSource, name: str) -> tuple[tuple[str, ...], set[str]]:
-    """The aliases of unions that hold class ``name``, and every member of them."""
-    unions: dict[str, set[str]] = {}
+def _unions_holding(
+    source: ModuleSource, target: tuple[str, str]
+) -> tuple[set[str], list[ast.expr]]:
+    """The aliases of ``source`` of unions that hold class ``target`` (its module and
+    name, wherever it is imported from), and every member of them."""
+    unions: dict[str, list[ast.expr]] = {}
     for statement in top_level(source.tree):
         targets: list[ast.expr] = []
         if isinstance(statement, ast.Assign):
@@ -770,20 +903,45 @@ def _unions_holding(source: ModuleSource, name: str) -> tuple[tuple[str, ...], s
         expression = _annotation_expression(value) if targets else None
         members = _union_members(source, expression) if expression is not None else None
         if members is not None:
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    unions[target.id] = members
-    holding = {name}
-    changed = True
+            for assigned in targets:
+                if isinstance(assigned, ast.Name):
+                    unions[assigned.id] = members
+    if not unions:
+        return set(), []
+    name = target[1]
+
+    imported_as = {
+        local for local, qualified in source.imports.items() if qualified.endswith("." + name)
+    }
+
+    def is_target(member: ast.expr) -> bool:
+        if isinstance(member, ast.Name):
+            if member.id != name and member.id not in imported_as:
+                return False
+            if source.imported(member.id) is None:
+                return (source.name, member.id) == target  # defined here
+        elif not (isinstance(member, ast.Attribute) and member.attr == name):
+            return False
+        found = _definition(source, member)
+        return found is not None and (found[0].name, found[1]) == target
+
+    holding = {alias for alias, members in unions.items() if any(is_target(m) for m in members)}
+    changed = bool(holding)
     while changed:  # aliases of unions of aliases
         changed = False
         for alias, members in unions.items():
-            if alias not in holding and members & holding:
+            if alias not in holding and any(
+                isinstance(m, ast.Name) and m.id in holding for m in members
+            ):
                 holding.add(alias)
                 changed = True
-    holding.discard(name)
-    members = {member for alias in holding for member in unions[alias]}
-    return tuple(sorted(holding)), members
+    members = [
+        member
+        for alias in sorted(holding)
+        for member in unions[alias]
+        if not (isinstance(member, ast.Name) and member.id in unions)
+    ]
+    return holding, members
 
 
 def _annotation_expression(annotation: ast.expr | None) -> ast.expr | None:

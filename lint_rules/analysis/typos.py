@@ -42,6 +42,30 @@ def find_typos() -> Path | None:
     return Path(found) if found is not None else None
 
 
+def typos_candidates() -> list[Path]:
+    """Every path ``find_typos`` may answer with, in its order: beside the running Python,
+    then each directory of PATH (what decides which typos runs, for a cache)."""
+    name = "typos.exe" if os.name == "nt" else "typos"
+    found = [Path(sys.executable).parent / name]
+    path = os.environ.get("PATH")
+    if path is None:  # as shutil.which: the system's default (both spellings of it)
+        path = os.defpath
+        if sys.platform != "win32":
+            path += os.pathsep + (os.confstr("CS_PATH") or "")
+    found.extend(Path(directory) / name for directory in path.split(os.pathsep))
+    return found
+
+
+def typos_config_candidates(directory: Path) -> list[Path]:
+    """Every file ``typos_root`` and ``typos_config`` read for ``directory``, at or above it."""
+    start = Path(os.path.abspath(directory))
+    return [
+        candidate / name
+        for candidate in (start, *start.parents)
+        for name in (*TYPOS_CONFIG_NAMES, "pyproject.toml")
+    ]
+
+
 def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
     """typos' findings for ``paths``, one typos run per typos configuration directory.
 

@@ -101,7 +101,13 @@ class ResultCache:
         digest = content_digest(data)
         if entry[0] != digest:
             return None
-        return FileResult(path, [_finding(row) for row in entry[1]], digest, cached=True)
+        return FileResult(
+            path,
+            [_finding(row) for row in entry[1]],
+            digest,
+            cached=True,
+            reads_project=entry[3] is not None,
+        )
 
     def save(self, results: Sequence[FileResult]) -> None:
         """Store the results that have a digest; keep entries of other paths. Nothing is
@@ -156,12 +162,13 @@ def run_key(config: Config, rules: Sequence[Rule], options: RunOptions) -> str:
     ]
 
 
-def _stamp(path: Path) -> tuple[str, int, int] | str:
+def _stamp(path: Path) -> tuple[str, str] | str:
+    """A dependency by content: an edit that keeps its size and modification time (a
+    checkout, a restored time stamp) still changes the key."""
     try:
-        status = path.stat()
+        return str(path), content_digest(path.read_bytes())
     except OSError:
         return f"{path}: missing"
-    return str(path), status.st_size, status.st_mtime_ns
 
 
 def _row(finding: Finding) -> list[Any]:

@@ -80,6 +80,12 @@ class RunResult:
     files: list[FileResult]
     skipped: list[Path] = field(default_factory=list)
     """The files named explicitly that are not Python (``README.md``): not linted."""
+    dependencies: frozenset[Path] = frozenset()
+    """Files besides the checked ones whose content decided findings (the rules'
+    ``dependencies``: modules ``literals`` and ``protocols`` name, ...)."""
+    consulted: Mapping[str, object] = field(default_factory=dict)
+    """The directories the lookups of those modules searched and the sources they read,
+    each with its size and modification time before (``Declarations.consulted``)."""
 
     @property
     def parsed_count(self) -> int:

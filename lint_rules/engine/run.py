@@ -80,17 +80,29 @@ def run(
         config = config_of(path.parent)
         groups.setdefault(config.root, (config, []))[1].append(path)
     done: list[FileResult] = []
+    dependencies: set[Path] = set()
+    consulted: dict[str, object] = {}
     for root in sorted(groups):
         config, group = groups[root]
-        done.extend(_run_project(group, config, config.selected(rules), options))
-    return RunResult(sorted(done, key=lambda result: display_path(result.path)), skipped)
+        done.extend(
+            _run_project(group, config, config.selected(rules), options, dependencies, consulted)
+        )
+    ordered = sorted(done, key=lambda result: display_path(result.path))
+    return RunResult(ordered, skipped, frozenset(dependencies), consulted)
 
 
 def _run_project(
-    files: list[Path], config: Config, rules: Sequence[type[Rule]], options: RunOptions
+    files: list[Path],
+    config: Config,
+    rules: Sequence[type[Rule]],
+    options: RunOptions,
+    dependencies: set[Path],
+    consulted: dict[str, object],
 ) -> list[FileResult]:
     """Check (or fix) files that one configuration governs, with its cache; the rules
-    are built once here (worker processes build their own)."""
+    are built once here (worker processes build their own). Adds the rules'
+    ``dependencies`` to ``dependencies`` and the directories their lookups searched
+    to ``consulted``."""
     worker = Worker(rules, config, options)
     cache = (
         ResultCache.open(config, worker.checker.rules, options, worker.project)
@@ -115,6 +127,10 @@ def _run_project(
             finish(result, options, worker)
     if cache is not None:
         cache.save(done)
+    for rule in worker.checker.rules:
+        dependencies.update(rule.dependencies())
+    for location, stamp in worker.project.declarations.consulted.items():
+        consulted.setdefault(location, stamp)
     return done
 
 

@@ -18,6 +18,8 @@ from lint_rules.analysis.typos import (
     run_typos_on_text,
     start_typos_on_files,
     start_typos_on_text,
+    typos_candidates,
+    typos_config_candidates,
     typos_root,
 )
 from lint_rules.codemod.misspellings import Placed, Placer
@@ -243,6 +245,15 @@ class TypoRule(Rule):
                 except OSError:
                     parts.append("-")
         return f"{cls.CODE}:{'|'.join(parts)}"
+
+    @classmethod
+    def cache_inputs(cls, directory: Path) -> list[tuple[str, Path]]:
+        """What ``cache_fingerprint`` reads: every place the typos executable may be found
+        (by status: hashing it would cost more than the run) and every typos configuration
+        file at or above ``directory`` (by content)."""
+        return [("status", path) for path in typos_candidates()] + [
+            ("content", path) for path in typos_config_candidates(directory)
+        ]
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
         """Start typos over the batch; its findings are read when the first file needs them

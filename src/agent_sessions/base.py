@@ -30,15 +30,18 @@ client or pool it was given.
 from __future__ import annotations
 
 import abc
+import asyncio
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Final, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
-from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_yielding
+from ._json import ENCODE_CHUNK, decode_item, decode_items, encode_items, encode_items_in_worker
 from .errors import SessionClosedError, SessionConfigError
 from .protocol import (
+    InvalidItemError,
     Item,
     SessionABC,
     SessionSettings,
@@ -85,7 +88,9 @@ def given_sdk_settings(settings: object) -> Any:
     """``settings`` if it is an instance of the Agents SDK's ``SessionSettings`` (then the
     SDK is loaded), else ``None``."""
     sdk_class = _sdk_settings() if settings is not None else None
-    return settings if sdk_class is not None and isinstance(settings, sdk_class) else None
+    # type(), not isinstance(): ours pass the SDK's isinstance checks (see
+    # SessionSettings.__class__), and are not the SDK's object.
+    return settings if sdk_class is not None and issubclass(type(settings), sdk_class) else None
 
 
 def sdk_settings_view(settings: SessionSettings) -> Any:
@@ -137,13 +142,47 @@ def default_session_settings() -> SessionSettings:
 class Closing(Coroutine[Any, Any, None]):
     """What ``close()`` returns. The session or store is already closed when ``close()``
     returns; awaiting this (``await``, ``asyncio.run``) releases what it held. It is a
-    coroutine that was never started until awaited: leaving it unawaited warns nothing."""
+    coroutine that was never started until awaited: leaving it unawaited warns nothing.
 
-    __slots__ = ("_release", "_running")
+    ``close()`` called plainly, as the Agents SDK's examples do, releases too: when this
+    object is dropped unawaited (at once, in CPython, for a plain ``session.close()``),
+    ``release_now`` runs if the backend has one (SQLite: its connections are closed at
+    that moment), else the release is started as a task on the running event loop, or run
+    to its end with ``asyncio.run`` when no loop runs in this thread."""
 
-    def __init__(self, release: Release | None = None) -> None:
+    __slots__ = ("_release", "_release_now", "_running")
+
+    def __init__(
+        self, release: Release | None = None, release_now: Callable[[], None] | None = None
+    ) -> None:
         self._release = release
+        self._release_now = release_now
         self._running: Coroutine[Any, Any, None] | None = None
+
+    def release_now(self) -> None:
+        """Release what was held without awaiting (what dropping this unawaited does); a
+        no-op once awaited or released."""
+        if self._running is not None or self._release is None:
+            return
+        release, now = self._release, self._release_now
+        self._release = self._release_now = None
+        if now is not None:
+            now()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(_awaited(release))
+            return
+        task = loop.create_task(_awaited(release))
+        _releasing.add(task)  # held until done: the loop keeps only weak references
+        task.add_done_callback(_release_done)
+
+    def __del__(self) -> None:
+        try:
+            self.release_now()
+        except Exception:  # nowhere to raise from a finalizer: say it
+            _logger.warning("releasing a closed session's resources failed", exc_info=True)
 
     def _coroutine(self) -> Coroutine[Any, Any, None]:
         if self._running is None:
@@ -167,6 +206,20 @@ class Closing(Coroutine[Any, Any, None]):
 
     def __await__(self) -> Generator[Any, None, None]:
         return self._coroutine().__await__()
+
+
+_logger = logging.getLogger("agent_sessions")
+_releasing: set[asyncio.Task[None]] = set()
+
+
+async def _awaited(release: Release) -> None:
+    await release()
+
+
+def _release_done(task: asyncio.Task[None]) -> None:
+    _releasing.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        _logger.warning("releasing a closed session's resources failed", exc_info=task.exception())
 
 
 class BaseStore(abc.ABC):
@@ -211,7 +264,7 @@ class BaseStore(abc.ABC):
         if self._closed:
             return Closing()
         self._closed = True
-        return Closing(self._close)
+        return Closing(self._close, self._close_now)
 
     async def __aenter__(self) -> Self:
         return self
@@ -241,6 +294,13 @@ class BaseStore(abc.ABC):
     async def _clear_session(self, session_id: str) -> None:
         """Remove every item of the session."""
 
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        """Make ``encoded`` (JSON texts, maybe none) the session's whole history in one
+        atomic step: a transaction, a MULTI/EXEC. A backend that cannot must leave this
+        as it is: ``replace_items`` then refuses, and wrappers fall back to
+        ``clear_session`` then ``add_items``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot replace a history atomically")
+
     @abc.abstractmethod
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         """One page of ``list_sessions``: ``limit`` is an int in ``[1, MAX_INT64 - 1]``,
@@ -250,6 +310,10 @@ class BaseStore(abc.ABC):
         """Release the connections this store created (called once, on the first
         ``close()``, when it is awaited). A store that holds nothing needs nothing here."""
         return None
+
+    _close_now: Callable[[], None] | None = None
+    """What releases this store's connections without awaiting, for a ``close()`` that is
+    never awaited (``None``: ``_close`` is then run as a task, see :class:`Closing`)."""
 
 
 class BaseSession(SessionABC, Generic[_StoreT]):
@@ -350,11 +414,42 @@ class BaseSession(SessionABC, Generic[_StoreT]):
         """Store ``items`` as one atomic batch, after validating all of them."""
         self._check_open()
         if type(items) is list and len(items) > ENCODE_CHUNK:
-            encoded = await encode_items_yielding(items)  # the loop gets turns meanwhile
+            encoded = await encode_items_in_worker(items)  # the loop runs meanwhile
         else:
             encoded = encode_items(items)
         if encoded:
             await self.store._add_items(self.session_id, encoded)
+
+    async def add_encoded_items(self, encoded: list[str]) -> None:
+        """Store items given as the JSON text ``add_items`` would have written for them,
+        as one atomic batch (the :class:`~agent_sessions.protocol.EncodedAppend`
+        capability, for wrappers that build their own JSON). Only the shape is checked:
+        a list of str, each ``{...}``; a wrong one raises ``InvalidItemError``, nothing
+        stored."""
+        self._check_open()
+        if type(encoded) is not list:
+            raise InvalidItemError(
+                f"encoded must be a list of JSON texts, got {type(encoded).__name__}"
+            )
+        for index, text in enumerate(encoded):
+            if type(text) is not str or not (text.startswith("{") and text.endswith("}")):
+                raise InvalidItemError(
+                    f"encoded item {index} is not the JSON text of an object: {text!r:.60}"
+                )
+        if encoded:
+            await self.store._add_items(self.session_id, encoded)
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` this session's whole history in one atomic step (the
+        :class:`~agent_sessions.protocol.ReplacingSession` capability): after a failure,
+        a cancellation or a crash the history is either the old one or ``items``. The
+        items are validated first (a rejected list changes nothing); ``[]`` empties it."""
+        self._check_open()
+        if type(items) is list and len(items) > ENCODE_CHUNK:
+            encoded = await encode_items_in_worker(items)  # the loop runs meanwhile
+        else:
+            encoded = encode_items(items)
+        await self.store._replace_items(self.session_id, encoded)
 
     async def pop_item(self) -> Item | None:
         """Remove and return the latest item (``None`` when there is none)."""
@@ -374,7 +469,7 @@ class BaseSession(SessionABC, Generic[_StoreT]):
             return Closing()
         self._closed = True
         release, self._release = self._release, None
-        return Closing(release)
+        return Closing(release, getattr(release, "now", None))
 
     def _check_open(self) -> None:
         if self._closed:

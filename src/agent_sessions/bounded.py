@@ -37,18 +37,23 @@ protocol, so they work over every backend. What a caller may rely on:
   :class:`~agent_sessions.runner.Runner` (its ``after_run`` hook), or when called:
   ``await session.compact()``. Later compactions summarise the previous summary with
   the turns that followed it.
-- **Atomic against failures and cancellation.** The model is asked before anything is
-  written: a model that raises, returns no text or is cancelled leaves the history
-  exactly as it was. The write (``clear_session`` then ``add_items``, the only way the
-  protocol can replace a history) is shielded from cancellation: once started it
-  completes, then the cancellation propagates. Items added through this wrapper while
-  the model was thinking are kept after the summary; calls on one wrapper in one event
-  loop are serialised by a lock. A history changed otherwise in the meantime (a ``pop_item``
-  through another handle) aborts the compaction with :class:`CompactionConflictError`,
-  nothing changed. What the protocol cannot give is a transaction across two calls: a
-  process that dies between them, or a store failing after ``clear_session``, loses
-  the history unless ``keep_originals`` saved it (below); a writer on another handle
-  that appends between the re-read and the write loses its batch.
+- **Atomic against failures, cancellation and crashes.** The model is asked before
+  anything is written: a model that raises, returns no text or is cancelled leaves the
+  history exactly as it was. The write is one call, ``replace_items``, when the wrapped
+  session has that optional capability
+  (:class:`~agent_sessions.protocol.ReplacingSession`: every backend of this library, in
+  one transaction or MULTI/EXEC): a failure, or a process killed at any point, leaves
+  the old history or the compacted one (``EncryptedSession`` has it too, over a session
+  that has it). Without it (a third-party session) the write is ``clear_session`` then
+  ``add_items``, the only way the bare protocol can replace a history; a store failing
+  between them gets the history put back, but a process that dies between them loses
+  it unless ``keep_originals`` saved it (below). Either way the write is shielded from
+  cancellation: once started it completes, then the cancellation propagates. Items
+  added through this wrapper while the model was thinking are kept after the summary;
+  calls on one wrapper in one event loop are serialised by a lock. A history changed
+  otherwise in the meantime (a ``pop_item`` through another handle) aborts the
+  compaction with :class:`CompactionConflictError`, nothing changed; a writer on
+  another handle that appends between the re-read and the write loses its batch.
 - **Originals.** ``keep_originals=False`` (default) drops the summarised items.
   ``keep_originals=True`` appends them, before the store's history is replaced, to the
   ``archive`` session (required then, e.g. ``store.session(session_id + ":archive")``),
@@ -79,6 +84,7 @@ from .items import is_function_call, is_function_call_output, message_role, mess
 from .models import Model, ModelRequest
 from .protocol import (
     Item,
+    ReplacingSession,
     Session,
     SessionABC,
     SessionSettings,
@@ -309,6 +315,17 @@ class TrimmingSession(_Wrapper):
             stored = await self.session.get_items(window)
             if len(stored) < window:
                 return None
+            if (
+                self.max_tokens is None
+                and cap is not None
+                and window < cap
+                and _plain_messages(stored)
+                and "user" in (message_role(stored[0]), message_role(stored[1]))
+            ):
+                # The common case, decided without the turn scan: no tool items, so a
+                # user message at index 0 or 1 is a start at or before the last
+                # ``wanted`` items, and the window fits ``max_items`` from any start.
+                return stored[-wanted:]
             starts = _starts(stored, history_start=False)
             edge = len(stored) - wanted
             if any(start <= edge for start in starts) or (cap is not None and window >= cap):
@@ -527,6 +544,13 @@ class CompactingSession(_Wrapper):
             originals = [item for item in older if not _is_summary(item)]
             if self.archive is not None and originals:
                 await self.archive.add_items(originals)
+            if isinstance(self.session, ReplacingSession):
+                try:
+                    await self.session.replace_items([*new, *appended])
+                    return
+                except NotImplementedError:
+                    pass  # a third-party store without the capability: the two calls below
+            # The protocol's only way, not atomic across a crash (see the module's docs).
             await self.session.clear_session()
             try:
                 await self.session.add_items([*new, *appended])
@@ -554,6 +578,16 @@ class CompactingSession(_Wrapper):
 
 def _is_summary(item: Item) -> bool:
     return message_role(item) == "system" and message_text(item).startswith(SUMMARY_PREFIX)
+
+
+def _plain_messages(items: list[Item]) -> bool:
+    """Whether ``items`` holds no tool call and no tool output (checked inline: the hot
+    path of a trimmed ``get_items(limit=N)``)."""
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call" or kind == "function_call_output":
+            return False
+    return True
 
 
 def _check_bound(value: object, name: str) -> int | None:

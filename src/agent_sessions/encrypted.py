@@ -46,6 +46,10 @@ rely on:
   and other writers move them), so someone who can write to the store can reorder or
   delete items of a session, or replay one of its own items; they cannot read, alter,
   forge or move items between sessions.
+- **replace_items** (the optional ReplacingSession capability) encrypts the new history
+  and hands it to the wrapped session's ``replace_items``, so a ``CompactingSession`` over
+  this wrapper compacts atomically too; over a session without it, it raises
+  ``NotImplementedError`` before writing anything.
 - **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too.
 
 ``cryptography`` is an optional dependency: ``pip install "agent-sessions[encryption]"``.
@@ -65,11 +69,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ._json import decode_item, decode_items, encode_items
+from ._json import _scan_once, decode_item, decode_items, encode_items
 from .base import MAX_INT64, GivenSettings
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
+    EncodedAppend,
     Item,
+    ReplacingSession,
     Session,
     SessionABC,
     SessionSettings,
@@ -101,6 +107,10 @@ MIN_KEY_BYTES: Final = 32
 _NONCE_BYTES: Final = 12
 _KEY_ID_BYTES: Final = 6
 _HKDF_INFO: Final = b"agent_sessions.encrypted.v1\x00"
+_a2b_base64: Final = binascii.a2b_base64
+# An envelope's JSON text up to its data (then the data, then '"}'), as encode_items
+# writes the dict: {"__enc__": ENVELOPE_FORMAT, "kid": ..., "at": ..., "data": ...}.
+_ENVELOPE_TEXT_HEAD: Final = '{"__enc__":"' + ENVELOPE_FORMAT + '","kid":"%s","at":%d,"data":"'
 
 # Why an item was skipped; the first two are removed by pop_item, the last two kept.
 _EXPIRED, _TAMPERED = "expired", "tampered or corrupt"
@@ -148,6 +158,11 @@ class EncryptedSession(SessionABC):
         self._clock = clock
         self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
         self._by_id = {session_key.key_id: session_key for session_key in reversed(self._keys)}
+        # The wrapped session's EncodedAppend capability, when it has it: the envelopes go
+        # to the store as the JSON text made here, not as dicts it validates and encodes.
+        self._add_encoded = (
+            session.add_encoded_items if isinstance(session, EncodedAppend) else None
+        )
         self._closed = False
 
     @property
@@ -197,7 +212,24 @@ class EncryptedSession(SessionABC):
         encoded = encode_items(items)
         if encoded:
             at = int(self._clock() * 1000)
-            await self.session.add_items(self._keys[0].seal(encoded, at))
+            if self._add_encoded is not None:  # the envelopes' JSON, written once
+                await self._add_encoded(self._keys[0].seal_texts(encoded, at))
+            else:
+                await self.session.add_items(self._keys[0].seal(encoded, at))
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` (encrypted) the whole history in one atomic step, through the
+        wrapped session's ``replace_items`` (the ReplacingSession capability, which a
+        ``CompactingSession`` above this wrapper writes through). Raises
+        ``NotImplementedError``, nothing written, when the wrapped session lacks it."""
+        self._check_open()
+        if not isinstance(self.session, ReplacingSession):
+            raise NotImplementedError(
+                f"{type(self.session).__name__} cannot replace a history atomically"
+            )
+        encoded = encode_items(items)
+        at = int(self._clock() * 1000)
+        await self.session.replace_items(self._keys[0].seal(encoded, at) if encoded else [])
 
     async def pop_item(self) -> Item | None:
         """Remove and return the latest readable item; see the module's documentation for
@@ -251,12 +283,72 @@ class EncryptedSession(SessionABC):
     ) -> list[Item]:
         """The readable items of ``stored`` (fresh dicts), in order; reasons for the others
         counted in ``skipped``. ``seen`` (ciphertext -> plaintext or reason) spares the
-        windows of one read from decrypting an item twice, and decides its expiry once."""
+        windows of one read from decrypting an item twice, and decides its expiry once.
+
+        The hot path of every read: one loop with the common case (an envelope of this
+        module, a key this session holds, not expired) inlined, the associated data built
+        once per write time, and the plaintext decoded as it is decrypted. Anything else
+        takes :meth:`_plaintext`, which says why it cannot be returned."""
         oldest = self._oldest_live()
+        if seen is not None:
+            return self._open_all_seen(stored, skipped, seen, oldest)
+        by_id = self._by_id
+        items: list[Item] = []
+        last_key: _SessionKey | None = None
+        last_at = -1
+        associated = b""
+        for envelope in stored:
+            at, data = envelope.get("at"), envelope.get("data")
+            key_id = envelope.get("kid")
+            session_key = by_id.get(key_id) if type(key_id) is str else None
+            if (
+                session_key is not None
+                and type(at) is int
+                and type(data) is str
+                and (oldest is None or at >= oldest)
+                and envelope.get("__enc__") == ENVELOPE_FORMAT
+            ):
+                if at != last_at or session_key is not last_key:
+                    associated = b"%s%d%s" % (session_key.aad_head, at, session_key.aad_tail)
+                    last_key, last_at = session_key, at
+                try:
+                    raw = _a2b_base64(data)
+                    text = session_key.cipher.decrypt(
+                        raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated
+                    ).decode("utf-8")
+                except (binascii.Error, ValueError, InvalidTag):
+                    skipped[_TAMPERED] += 1
+                    continue
+                try:
+                    value, end = _scan_once(text, 0)
+                except (StopIteration, ValueError, RecursionError):
+                    end = -1
+                if end == len(text) and type(value) is dict:
+                    items.append(value)
+                    continue
+                item = decode_item(text, where=self._where(0))  # warns, or a deep item
+                if item is not None:
+                    items.append(item)
+                continue
+            text = self._plaintext(envelope, oldest)
+            if not text.startswith("{"):  # a reason: every plaintext is a JSON object
+                skipped[text] += 1
+            elif (item := decode_item(text, where=self._where(0))) is not None:
+                items.append(item)
+        return items
+
+    def _open_all_seen(
+        self,
+        stored: list[Item],
+        skipped: Counter[str],
+        seen: dict[str, str],
+        oldest: float | None,
+    ) -> list[Item]:
+        """:meth:`_open_all` for a widened window: items already opened are looked up."""
         texts: list[str] = []
         for envelope in stored:
             data = envelope.get("data")
-            if seen is not None and type(data) is str:
+            if type(data) is str:
                 text = seen.get(data)
                 if text is None:
                     text = seen[data] = self._plaintext(envelope, oldest)
@@ -337,17 +429,32 @@ class _SessionKey:
 
     def seal(self, texts: list[str], at: int) -> list[Item]:
         """One envelope per JSON text, all written at ``at`` (ms)."""
+        return [
+            {"__enc__": ENVELOPE_FORMAT, "kid": self.key_id, "at": at, "data": data}
+            for data in self._sealed(texts, at)
+        ]
+
+    def seal_texts(self, texts: list[str], at: int) -> list[str]:
+        """:meth:`seal`'s envelopes as the JSON text ``encode_items`` writes for them
+        (same keys, order and separators; base64 and key ids need no escaping)."""
+        head = _ENVELOPE_TEXT_HEAD % (self.key_id, at)
+        return [f'{head}{data}"}}' for data in self._sealed(texts, at)]
+
+    def _sealed(self, texts: list[str], at: int) -> list[str]:
+        """The base64 of nonce + ciphertext + tag of each text, written at ``at``."""
         associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+        encrypt = self.cipher.encrypt
+        if len(texts) == 1:
+            nonce = os.urandom(_NONCE_BYTES)
+            sealed = nonce + encrypt(nonce, texts[0].encode("utf-8"), associated)
+            return [binascii.b2a_base64(sealed, newline=False).decode("ascii")]
         nonces = os.urandom(_NONCE_BYTES * len(texts))
-        envelopes: list[Item] = []
+        sealed_texts: list[str] = []
         for index, text in enumerate(texts):
             nonce = nonces[index * _NONCE_BYTES : (index + 1) * _NONCE_BYTES]
-            sealed = nonce + self.cipher.encrypt(nonce, text.encode("utf-8"), associated)
-            data = binascii.b2a_base64(sealed, newline=False).decode("ascii")
-            envelopes.append(
-                {"__enc__": ENVELOPE_FORMAT, "kid": self.key_id, "at": at, "data": data}
-            )
-        return envelopes
+            sealed = nonce + encrypt(nonce, text.encode("utf-8"), associated)
+            sealed_texts.append(binascii.b2a_base64(sealed, newline=False).decode("ascii"))
+        return sealed_texts
 
     def unseal(self, data: str, at: int) -> str | None:
         """The text sealed in ``data`` at ``at``, or ``None`` if it does not authenticate."""

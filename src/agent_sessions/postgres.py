@@ -7,7 +7,10 @@ connection of the store's own pool (one per event loop): one round trip, atomic.
 ``add_items`` sends ``BEGIN`` and its insert in one message and ``COMMIT`` only once the
 insert has answered (two round trips), so that a write cancelled or timed out before then
 is rolled back by the server, even by a frozen server that processes it after resuming.
-Every call is bounded by the store's timeouts.
+Every call is bounded by the store's timeouts. A batch is sent as one JSON array (one
+text parameter, which the server splits with ``json_array_elements``); a result of more
+than 1,000 rows is turned into rows a page at a time, the event loop running between
+pages, and decoded in a worker thread.
 
 The store's own pools run nothing in the background: a call opens the connection it
 needs in its own task and puts it back when done, so a loop that ends (``asyncio.run``
@@ -38,6 +41,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ._json import decode_item, decode_items
+from ._schema import TableVersions
 from ._servers import (
     PerLoop,
     check_timeout,
@@ -54,12 +58,10 @@ from .errors import (
     BackendDatabaseMissingError,
     BackendTimeoutError,
     BackendUnreachableError,
-    ForeignDataError,
     InvalidSessionIdError,
     SessionBackendError,
     SessionConfigError,
     SessionError,
-    UnsupportedSchemaError,
 )
 from .protocol import Item, SessionClosedError, SessionSettings, SessionsPage
 
@@ -97,6 +99,7 @@ DEFAULT_STATEMENT_TIMEOUT = 15.0
 DEFAULT_SOCKET_TIMEOUT = 20.0
 """Seconds a call waits for the server's reply before giving up on the connection."""
 MAX_SESSION_ID_BYTES = 2048
+_PAGE = 1000  # rows of a large read turned into Python objects between two turns of the loop
 """The longest session id (UTF-8 bytes) the ``(session_id, id)`` index always holds."""
 
 # What libpq reports (without a SQLSTATE) when the server refuses who connects.
@@ -226,16 +229,33 @@ class PostgresStore(BaseStore):
     # -- the store operations (BaseStore's hooks) ------------------------------------------
 
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
+        params: dict[str, Any]
         if limit is None:
-            rows = await self._fetch(self._queries.get_all, {"sid": session_id})
+            query, params = self._queries.get_all, {"sid": session_id}
         else:
-            rows = await self._fetch(self._queries.get_latest, {"sid": session_id, "n": limit})
-        return decode_items(rows, where=self._where)
+            query, params = self._queries.get_latest, {"sid": session_id, "n": limit}
+        async with self._connection(write=False) as call:
+            cursor = await call.db().execute(query, params)
+            if cursor.rowcount <= _PAGE:
+                return decode_items(await cursor.fetchall(), where=self._where)
+            # A large result: turned into rows a page at a time, the loop running between
+            # pages, and decoded in a worker thread.
+            rows = await cursor.fetchmany(_PAGE)
+            while len(rows) < cursor.rowcount:
+                await asyncio.sleep(0)
+                rows += await cursor.fetchmany(_PAGE)
+        return await asyncio.to_thread(decode_items, rows, where=self._where)
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
         await self._insert(
             self._queries.add,
-            {"lock": self._queries.lock_class, "sid": session_id, "payloads": encoded},
+            # One JSON array of the batch: one text to quote and send, where an array
+            # parameter of 20,000 texts would be quoted one by one on the event loop.
+            {
+                "lock": self._queries.lock_class,
+                "sid": session_id,
+                "batch": "[" + ",".join(encoded) + "]",
+            },
         )
 
     async def _pop_item(self, session_id: str) -> Item | None:
@@ -251,6 +271,17 @@ class PostgresStore(BaseStore):
 
     async def _clear_session(self, session_id: str) -> None:
         await self._execute(self._queries.clear, {"sid": session_id})
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One transaction (BEGIN ... COMMIT, as every insert): the old rows or the new.
+        await self._insert(
+            self._queries.replace,
+            {
+                "lock": self._queries.lock_class,
+                "sid": session_id,
+                "batch": "[" + ",".join(encoded) + "]",  # one JSON array, as _add_items
+            },
+        )
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids in byte order of their UTF-8 encoding; an index skip-scan: the cost grows
@@ -637,10 +668,10 @@ class _OwnPool:
         nothing runs on a closed loop, so none of them is in use, and the server should
         not keep them until the garbage collector runs."""
         self._closed = True
-        self._idle = []
-        for conn in list(self._opened):
+        for conn in list(self._opened):  # before the idle list goes: it holds them
             if not conn.closed:
                 conn.pgconn.finish()
+        self._idle = []
 
 
 class _InjectedPool:
@@ -679,8 +710,9 @@ class _Queries:
         self.add = render(
             "WITH serialized AS (SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(sid)s)))"
             " INSERT INTO {table} (session_id, payload)"
-            " SELECT %(sid)s, item.payload::json"
-            " FROM serialized, unnest(%(payloads)s::text[]) WITH ORDINALITY AS item(payload, n)"
+            " SELECT %(sid)s, item.payload"
+            " FROM serialized, json_array_elements(%(batch)s::json) WITH ORDINALITY"
+            " AS item(payload, n)"
             " ORDER BY item.n"
         )
         self.get_all = render(
@@ -696,6 +728,15 @@ class _Queries:
             " ORDER BY id DESC LIMIT 1 FOR UPDATE) RETURNING id, payload::text"
         )
         self.clear = render("DELETE FROM {table} WHERE session_id = %(sid)s")
+        # Serialised with add (the same advisory lock), then the rows swapped.
+        self.replace = render(
+            "SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(sid)s));"
+            " DELETE FROM {table} WHERE session_id = %(sid)s;"
+            " INSERT INTO {table} (session_id, payload)"
+            " SELECT %(sid)s, item.payload"
+            " FROM json_array_elements(%(batch)s::json) WITH ORDINALITY AS item(payload, n)"
+            " ORDER BY item.n"
+        )
         # A skip scan over the (session_id, id) index: one probe per distinct id.
         self.list_sessions = render(
             "WITH RECURSIVE ids(sid) AS ("
@@ -708,6 +749,10 @@ class _Queries:
             " SELECT sid FROM ids WHERE sid IS NOT NULL AND starts_with(sid, %(prefix)s)"
             " LIMIT %(n)s"
         )
+
+
+def _versions(table: str) -> TableVersions:
+    return TableVersions(table, MIGRATIONS_TABLE, SCHEMA_VERSION)
 
 
 async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
@@ -724,13 +769,11 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 " PRIMARY KEY (table_name, version))"
             ).format(sql.Identifier(MIGRATIONS_TABLE))
         )
-        current = await _schema_version(conn, table)
-        for version in range(current + 1, SCHEMA_VERSION + 1):
-            if version == 1 and await _exists(conn, table):
-                raise ForeignDataError(
-                    f"table {table!r} exists but was not created by agent-sessions (no entry "
-                    f"in {MIGRATIONS_TABLE}); choose another table name"
-                )
+
+        async def taken() -> str | None:
+            return table if await _exists(conn, table) else None
+
+        async def apply(version: int) -> None:
             await conn.execute(
                 sql.SQL(_MIGRATIONS[version - 1]).format(
                     table=sql.Identifier(table), index=sql.Identifier(f"{table}_session_idx")
@@ -743,14 +786,13 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], table: str) -> None:
                 (table, version),
             )
 
+        await _versions(table).migrate(await _schema_version(conn, table), taken=taken, apply=apply)
+
 
 async def _check_schema(conn: psycopg.AsyncConnection[Any], table: str, url: str) -> None:
     """Refuse a ``table`` that is missing or not at ``SCHEMA_VERSION``, creating nothing."""
     version = await _schema_version(conn, table) if await _exists(conn, MIGRATIONS_TABLE) else 0
-    if version < SCHEMA_VERSION:
-        raise BackendDatabaseMissingError(
-            f"PostgreSQL at {url} holds no agent-sessions table {table!r}; nothing was changed"
-        )
+    _versions(table).require_current(version, f"PostgreSQL at {url}")
 
 
 async def _schema_version(conn: psycopg.AsyncConnection[Any], table: str) -> int:
@@ -763,13 +805,7 @@ async def _schema_version(conn: psycopg.AsyncConnection[Any], table: str) -> int
         (table,),
     )
     row = await cursor.fetchone()
-    current = 0 if row is None else int(row[0])
-    if current > SCHEMA_VERSION:
-        raise UnsupportedSchemaError(
-            f"table {table!r} has schema version {current}, newer than this library's "
-            f"{SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
-        )
-    return current
+    return _versions(table).checked(0 if row is None else int(row[0]))
 
 
 async def _exists(conn: psycopg.AsyncConnection[Any], table: str) -> bool:

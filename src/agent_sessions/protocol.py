@@ -10,9 +10,10 @@ page.
 from __future__ import annotations
 
 import abc
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from typing_extensions import Self
 
@@ -25,9 +26,11 @@ from .errors import (
 )
 
 __all__ = [
+    "EncodedAppend",
     "InvalidItemError",
     "InvalidSessionIdError",
     "Item",
+    "ReplacingSession",
     "Session",
     "SessionABC",
     "SessionClosedError",
@@ -68,6 +71,20 @@ class SessionSettings:
             return bool(self.limit == getattr(other, "limit", None))
         return NotImplemented
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type[Any]:
+        """The Agents SDK's ``SessionSettings`` while the SDK is loaded (so that its
+        ``isinstance`` checks, in ``RunConfig(session_settings=...)``, its ``Runner`` and
+        its wrappers, take ours as is), else this class. ``type()`` is always ours; the SDK
+        is never imported here."""
+        module = sys.modules.get("agents.memory.session_settings")
+        sdk_class = None if module is None else getattr(module, "SessionSettings", None)
+        return type(self) if sdk_class is None else cast("type[Any]", sdk_class)
+
+    def __reduce__(self) -> tuple[type[SessionSettings], tuple[int | None]]:
+        # pickle and copy build the object from type(self), not from __class__
+        return (type(self), (self.limit,))
+
     def resolve(self, override: object | None) -> SessionSettings:
         """Return these settings with every non-``None`` value of ``override`` laid on top.
 
@@ -86,7 +103,7 @@ class SessionSettings:
             limit = getattr(override, "limit", None)
         if limit is None:
             return self
-        return replace(self, limit=limit)
+        return type(self)(limit=limit)  # not replace(): it builds self.__class__
 
 
 def coerce_session_settings(settings: object) -> SessionSettings | None:
@@ -173,6 +190,39 @@ class Session(Protocol):
 
     async def clear_session(self) -> None:
         """Remove every item of this session (and only of this session)."""
+        ...
+
+
+@runtime_checkable
+class ReplacingSession(Protocol):
+    """An optional capability of a session, for wrappers that rewrite a history
+    (:class:`~agent_sessions.bounded.CompactingSession`): ``replace_items(items)`` makes
+    ``items`` the whole history of the session in one atomic step. A failure, a
+    cancellation or a process killed at any point leaves either the old history or the
+    new one, never a mix, never nothing. ``items`` are validated first, as ``add_items``
+    does (a rejected list changes nothing); ``[]`` empties the session.
+
+    Every backend of this library has it (SQLite and PostgreSQL: one transaction; Redis:
+    one MULTI/EXEC; SQLAlchemy: one transaction). A session without it is rewritten with
+    ``clear_session`` then ``add_items``, which is not atomic across a crash."""
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` the session's whole history, atomically."""
+        ...
+
+
+@runtime_checkable
+class EncodedAppend(Protocol):
+    """An optional capability of a session, for wrappers that write JSON text of their
+    own making (:class:`~agent_sessions.encrypted.EncryptedSession`'s envelopes):
+    ``add_encoded_items(encoded)`` appends items given as their JSON text, exactly as
+    ``add_items`` would have encoded them (compact, unicode as is), as one atomic batch,
+    without decoding and encoding them again. Only the shape is checked (a list of str,
+    each one's text an object's braces); the JSON itself is the caller's responsibility.
+    Every backend of this library has it."""
+
+    async def add_encoded_items(self, encoded: list[str]) -> None:
+        """Append the items whose JSON text ``encoded`` holds, as one atomic batch."""
         ...
 
 

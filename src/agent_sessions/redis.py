@@ -1,4 +1,4 @@
-"""Sessions in Redis: one list per session, one round trip per operation.
+"""Sessions in Redis: one list per session, one round trip per operation (but large reads).
 
 Each session is a Redis list holding one JSON document per item, oldest first, under the
 key ``key_prefix + escaped id``: the id with ``%`` written ``%25`` and ``:`` written
@@ -14,10 +14,21 @@ version, ``SCHEMA_VERSION``; a newer one is refused with ``UnsupportedSchemaErro
 that only touches a list, so the TTL is refreshed in the same transaction as the
 write: a Lua ``EVAL``). ``get_items(N)`` is ``LRANGE key -N -1``, ``pop_item`` is
 ``RPOP``, ``clear_session`` is ``LTRIM key 1 0`` (it empties a list, which Redis then
-deletes, and fails on a key of another type). Without a TTL no command is a script, so
-fakeredis without Lua serves every operation. A key of another type where a session
+deletes, and fails on a key of another type). Without a TTL no command is a script; with
+one, a server that refuses ``EVAL`` (plain fakeredis, without Lua) gets ``WATCH``,
+``TYPE`` and a ``PEXPIRE`` queued only on a list in the same ``MULTI``/``EXEC`` instead,
+so fakeredis without Lua serves every operation. A key of another type where a session
 would be is refused with :class:`~agent_sessions.ForeignDataError` and never changed.
 Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
+
+Large calls keep the event loop running (redis-py parses replies and packs commands in
+Python): a read of more than 1,000 items is done 1,000 items per ``LRANGE`` under
+``WATCH``, closed by an empty ``MULTI``/``EXEC`` that fails if the list changed meanwhile
+(then read again; after three such attempts in one ``LRANGE``), and decoded in a worker
+thread; a write of more than 1,000 items is packed in a worker thread and sent in parts
+of 256 KiB, still one ``RPUSH`` (in one ``MULTI``/``EXEC`` with its TTL refresh). Smaller
+calls are one round trip. On a ``RedisCluster`` client large calls take the small path
+(one command, parsed and packed on the loop).
 
 Redis Cluster works through a ``redis.asyncio.cluster.RedisCluster`` client: every
 command and transaction names one key, so each runs on the node of that key's slot, and
@@ -33,10 +44,13 @@ have been stored; the next call reconnects. The store keeps one client per event
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import inspect
 import re
-from collections.abc import AsyncIterator, Mapping
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -74,7 +88,7 @@ try:
     from redis.backoff import NoBackoff
     from redis.exceptions import AuthenticationError as RedisAuthenticationError
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisClusterException, RedisError, ResponseError
+    from redis.exceptions import RedisClusterException, RedisError, ResponseError, WatchError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as exc:  # pragma: no cover - exercised in a venv without redis
     raise missing_driver("Redis", "redis", "redis") from exc
@@ -96,6 +110,11 @@ DEFAULT_CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a connection to the server."""
 DEFAULT_SOCKET_TIMEOUT = 10.0
 """Seconds to wait for the server's reply to one command."""
+# Reads of more items are done a page at a time (the loop runs between pages); writes of more
+# are packed in a worker thread. About 1-3 ms of the driver's and our work per page.
+_PAGE = 1000
+_PAGED_ATTEMPTS = 3
+_SEND_PART = 256 * 1024
 # Fixed, so that rescanning from a cursor returns the same batch whatever the page size.
 _SCAN_COUNT = 1000
 # Refresh the TTL only when the key is a list: after a WRONGTYPE RPUSH it is not ours.
@@ -186,7 +205,10 @@ class RedisStore(BaseStore):
         if ttl is not None:
             ttl = check_timeout("ttl", ttl)
         if ttl is not None and ttl * 1000 >= MAX_INT64:
-            raise SessionConfigError(f"ttl must be below {MAX_INT64 // 1000} seconds, got {ttl}")
+            raise SessionConfigError(
+                f"ttl must be below {MAX_INT64 // 1000} seconds, got {ttl}: it is outside "
+                "Redis's supported expiration range"
+            )
         self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
         self.connect_timeout = check_timeout("connect_timeout", connect_timeout)
         self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
@@ -204,9 +226,11 @@ class RedisStore(BaseStore):
             _check_url(url, self.url)
         self._redis_kwargs = _check_redis_kwargs(url, redis_kwargs)
         self._injected_free = client is not None  # the first loop gets the injected client
+        self._no_scripts = False  # set when the server refused EVAL (plain fakeredis)
         self._ready = False
         self._cluster = isinstance(client, RedisCluster)
-        self._clients: PerLoop[Any] = PerLoop()  # Redis or RedisCluster clients
+        # Redis or RedisCluster clients; those of closed loops have their sockets shut down
+        self._clients: PerLoop[Any] = PerLoop(self._drop_client)
 
     @property
     def location(self) -> str:
@@ -232,23 +256,61 @@ class RedisStore(BaseStore):
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
         client = await self._ready_client()
         key = self._key(session_id)
-        async with self._errors():
-            raw_items = await client.lrange(key, 0 if limit is None else -limit, -1)
         where = self._where(key)
-        return [item for raw in raw_items if (item := decode_item(raw, where=where)) is not None]
+        async with self._errors():
+            if (limit is not None and limit <= _PAGE) or isinstance(client, RedisCluster):
+                return _decode(await client.lrange(key, _first(limit), -1), where)
+            # Up to _PAGE items: one LRANGE answers, as for any small session.
+            raw_items = await client.lrange(key, -(_PAGE + 1), -1)
+            if len(raw_items) <= _PAGE:
+                return _decode(raw_items, where)
+            for _ in range(_PAGED_ATTEMPTS):
+                raw_items = await self._read_paged(client, key, limit)
+                if raw_items is not None:
+                    return await asyncio.to_thread(_decode, raw_items, where)
+            # Written to at every attempt: one LRANGE, which holds the loop while the
+            # driver parses its reply, but is never inconsistent.
+            return _decode(await client.lrange(key, _first(limit), -1), where)
+
+    async def _read_paged(
+        self, client: aioredis.Redis, key: bytes, limit: int | None
+    ) -> list[Any] | None:
+        """The latest ``limit`` stored items of a large list, read ``_PAGE`` at a time (the
+        loop runs between pages) under ``WATCH``; ``None`` when the list changed meanwhile
+        (the pages may then not fit together)."""
+        async with client.pipeline(transaction=True) as pipe:
+            await pipe.watch(key)
+            length = int(await pipe.llen(key))
+            first = 0 if limit is None else max(0, length - limit)
+            raw_items: list[Any] = []
+            for start in range(first, length, _PAGE):
+                raw_items += await pipe.lrange(key, start, min(start + _PAGE, length) - 1)
+            pipe.multi()  # type: ignore[no-untyped-call]
+            pipe.exists(key)
+            try:
+                await pipe.execute()
+            except WatchError:
+                return None
+            return raw_items
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
         client = await self._ready_client()
         key = self._key(session_id)
         ttl_ms = self.ttl_ms
         async with self._errors(write=True):
+            large = len(encoded) > _PAGE and not isinstance(client, RedisCluster)
+            if large and (ttl_ms is None or not self._no_scripts):
+                try:
+                    await _push_packed_in_worker(client, key, encoded, ttl_ms)
+                    return
+                except ResponseError as exc:
+                    if not _scripts_missing(exc):
+                        raise
+                    self._no_scripts = True  # the transaction was refused whole
             if ttl_ms is None:
                 await client.rpush(key, *encoded)
             else:
-                async with client.pipeline(transaction=True) as pipe:
-                    pipe.rpush(key, *encoded)
-                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
-                    await pipe.execute()
+                await self._with_ttl(client, key, ttl_ms, lambda pipe: pipe.rpush(key, *encoded))
 
     async def _pop_item(self, session_id: str) -> Item | None:
         client = await self._ready_client()
@@ -260,10 +322,7 @@ class RedisStore(BaseStore):
                 if ttl_ms is None:
                     raw = await client.rpop(key)
                 else:
-                    async with client.pipeline(transaction=True) as pipe:
-                        pipe.rpop(key)
-                        pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
-                        raw, _ = await pipe.execute()
+                    (raw,) = await self._with_ttl(client, key, ttl_ms, lambda pipe: pipe.rpop(key))
                 if raw is None:
                     return None
                 item = decode_item(raw, where=self._where(key))
@@ -271,10 +330,63 @@ class RedisStore(BaseStore):
                     return item
                 # A corrupt newest item is removed and skipped; the next one is the latest.
 
+    async def _with_ttl(
+        self, client: Any, key: bytes, ttl_ms: int, queue: Callable[[Any], object]
+    ) -> list[Any]:
+        """The commands ``queue(pipe)`` puts in a pipeline, then a refresh of the TTL that
+        touches ``key`` only if it is a list, in one ``MULTI``/``EXEC``; the replies to
+        ``queue``'s commands. The refresh is a Lua ``EVAL``; where scripts do not run
+        (plain fakeredis) ``WATCH``, ``TYPE`` and a ``PEXPIRE`` queued only when the key is
+        a list or absent do the same (retried when the key changed in between)."""
+        if not self._no_scripts:
+            try:
+                async with client.pipeline(transaction=True) as pipe:
+                    queue(pipe)
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+                    replies: list[Any] = await pipe.execute()
+                    return replies[:-1]
+            except ResponseError as exc:
+                if not _scripts_missing(exc):
+                    raise
+                self._no_scripts = True  # the transaction was refused whole: retry below
+        async with client.pipeline(transaction=True) as pipe:
+            while True:
+                await pipe.watch(key)
+                kind = _as_bytes(await pipe.type(key))
+                pipe.multi()
+                queue(pipe)
+                refresh = kind in (b"list", b"none")
+                if refresh:
+                    pipe.pexpire(key, ttl_ms)
+                try:
+                    replies = await pipe.execute()
+                except WatchError:
+                    continue
+                return replies[:-1] if refresh else replies
+
     async def _clear_session(self, session_id: str) -> None:
         client = await self._ready_client()
         async with self._errors(write=True):
             await client.ltrim(self._key(session_id), 1, 0)
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        # One MULTI/EXEC: Redis runs it whole, or not at all when the client dies first.
+        client = await self._ready_client()
+        key = self._key(session_id)
+        ttl_ms = self.ttl_ms
+
+        def replace(pipe: Any) -> None:
+            pipe.ltrim(key, 1, 0)
+            if encoded:
+                pipe.rpush(key, *encoded)
+
+        async with self._errors(write=True):
+            if ttl_ms is not None and encoded:
+                await self._with_ttl(client, key, ttl_ms, replace)
+                return
+            async with client.pipeline(transaction=True) as pipe:
+                replace(pipe)
+                await pipe.execute()
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
@@ -335,6 +447,23 @@ class RedisStore(BaseStore):
                 await client.aclose()
 
         await self._clients.close_all(close_client, self.connect_timeout)
+
+    def _drop_client(self, client: Any) -> None:
+        """Shut down the sockets of a client of a closed loop (nothing can be awaited on
+        it), so that the server ends those connections now; an injected client is left
+        alone. The descriptors themselves go with the client, to the garbage collector."""
+        if client is self._injected or not isinstance(client, aioredis.Redis):
+            return
+        pool = client.connection_pool
+        for connection in [
+            *getattr(pool, "_available_connections", ()),
+            *getattr(pool, "_in_use_connections", ()),
+        ]:
+            writer = getattr(connection, "_writer", None)
+            sock = None if writer is None else writer.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
     async def _ready_client(self) -> Any:  # aioredis.Redis or RedisCluster
         """The running loop's client, once the key layout's version was checked."""
@@ -559,6 +688,71 @@ class RedisSession(BaseSession[RedisStore]):
         SDK's ``ping``; ``SessionClosedError`` once the session is closed."""
         self._check_open()
         return await self.store.ping()
+
+
+def _packed_in_parts(connection: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
+    """``commands`` in the protocol's bytes, in parts of about ``_SEND_PART`` bytes: one
+    ``send()`` of megabytes holds the loop while the kernel copies them all."""
+    parts: list[bytes] = []
+    pending: list[bytes] = []
+    size = 0
+    for piece in connection.pack_commands(commands):
+        pending.append(piece)
+        size += len(piece)
+        if size >= _SEND_PART:
+            parts.append(b"".join(pending))
+            pending, size = [], 0
+    if pending:
+        parts.append(b"".join(pending))
+    return parts
+
+
+def _scripts_missing(exc: ResponseError) -> bool:
+    """Whether the server refused ``EVAL`` as unknown (plain fakeredis, without Lua)."""
+    text = str(exc)
+    return "unknown command" in text and "eval" in text.lower()
+
+
+def _first(limit: int | None) -> int:
+    """The ``LRANGE`` start of ``get_items(limit)``."""
+    return 0 if limit is None else -limit
+
+
+def _decode(raw_items: list[Any], where: str) -> list[Item]:
+    return [item for raw in raw_items if (item := decode_item(raw, where=where)) is not None]
+
+
+async def _push_packed_in_worker(
+    client: aioredis.Redis, key: bytes, encoded: list[str], ttl_ms: int | None
+) -> None:
+    """The ``RPUSH`` of a large batch (with its TTL refresh in ``MULTI``/``EXEC``), packed
+    into the protocol's bytes in a worker thread: redis-py packs a command's arguments in
+    Python, 20,000 of them in 10-30 ms, which would hold the event loop. Sent on a
+    connection of the client's pool, which is dropped, never reused, if anything fails
+    before every reply was read (the server then discards an unfinished ``MULTI``)."""
+    push = ("RPUSH", key, *encoded)
+    commands: list[tuple[Any, ...]] = [push]
+    if ttl_ms is not None:
+        expire = ("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+        commands = [("MULTI",), push, expire, ("EXEC",)]
+    pool = client.connection_pool
+    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+    try:
+        try:
+            packed = await asyncio.to_thread(_packed_in_parts, connection, commands)
+            for number, part in enumerate(packed):
+                if number:
+                    await asyncio.sleep(0)
+                await connection.send_packed_command(part, check_health=not number)
+            replies = [await connection.read_response() for _ in commands]
+        except BaseException:
+            await connection.disconnect(nowait=True)
+            raise
+    finally:
+        await pool.release(connection)
+    for reply in replies[-1] if ttl_ms is not None else replies:
+        if isinstance(reply, ResponseError):  # refused inside the transaction
+            raise reply
 
 
 def _client_from_url(

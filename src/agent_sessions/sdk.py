@@ -12,10 +12,12 @@ cast. :func:`as_agents_session` is that cast, checked at run time::
     session = SQLiteSession("user_123", "conversations.db")
     await Runner.run(agent, "Hello", session=as_agents_session(session))
 
-Our :class:`~agent_sessions.protocol.SessionSettings` is a class of its own: the SDK's
-``RunConfig(session_settings=...)`` refuses it. :func:`to_agents_session_settings` converts
-it (our sessions' own ``session_settings`` need no conversion: read while the SDK is
-loaded, they are instances of the SDK's class, see ``BaseSession.session_settings``)::
+Our :class:`~agent_sessions.protocol.SessionSettings` is a class of its own, which the
+SDK's ``isinstance`` checks take while the SDK is loaded (its ``__class__`` is then the
+SDK's): ``RunConfig(session_settings=SessionSettings(limit=10))`` works at run time; mypy
+wants the SDK's type there, which :func:`to_agents_session_settings` gives (a converted
+copy; our sessions' own ``session_settings`` need nothing: read while the SDK is loaded,
+they are instances of the SDK's class, see ``BaseSession.session_settings``)::
 
     RunConfig(session_settings=to_agents_session_settings(SessionSettings(limit=10)))
 
@@ -52,7 +54,8 @@ def as_agents_session(session: Session) -> agents.memory.Session:
 
 
 def to_agents_session_settings(settings: SessionSettings) -> agents.memory.SessionSettings:
-    """``settings`` as the Agents SDK's ``SessionSettings``, for the SDK's ``RunConfig``.
+    """``settings`` as the Agents SDK's own ``SessionSettings`` (a copy), typed as the SDK's
+    ``RunConfig`` wants it.
 
     Raises ``TypeError`` for anything but our ``SessionSettings``, and ``ImportError``
     (with an install hint) when the SDK is not installed.

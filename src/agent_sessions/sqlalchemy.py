@@ -8,14 +8,21 @@ Give a URL (``mysql+asyncmy://root@127.0.0.1:3306/test``,
 UTF-8 bytes (a binary column: no collation folds ``"a"`` and ``"a "`` or ``"A"``
 together, and a NUL is kept), and the item as JSON text, with an index on
 ``(session_id, id)``. A second table (``<table>_locks``) holds one row per session that
-writers lock for the length of their transaction, so that two concurrent batches of one
-session never interleave their ids and two concurrent ``pop_item`` never return the same
-item; the lock is taken by an upsert (``ON DUPLICATE KEY UPDATE`` on MySQL, ``ON CONFLICT
-DO UPDATE`` on PostgreSQL and SQLite), one statement.
+writers lock where a batch needs it to stay contiguous.
 
-``add_items`` runs the lock and one multi-row ``INSERT`` in a transaction and commits only
-once both answered: a batch that fails or is cancelled stores nothing. Reads are one
-``SELECT``; on MariaDB ``pop_item`` is one ``DELETE ... RETURNING`` (MySQL has none).
+The store's own MariaDB/MySQL and PostgreSQL engines run in autocommit mode, so that a
+read, an ``add_items`` and a ``pop_item`` are one statement and one round trip each. A
+batch is one statement, stored whole or not at all: on PostgreSQL an ``INSERT ... ON
+CONFLICT DO UPDATE`` of the lock row in its ``WITH`` serializes the session's writers; on
+MariaDB/MySQL a multi-row ``INSERT`` gets consecutive ids from InnoDB
+(``innodb_autoinc_lock_mode`` 0 or 1, checked once), else (and for a batch over 512 KiB)
+the lock row and the insert run in one transaction. ``pop_item`` is one ``DELETE ...
+RETURNING`` on PostgreSQL and MariaDB (MySQL and SQLite: lock row, select, delete). On
+SQLite and on an injected engine whose connections are not in autocommit mode the same
+statements run in a transaction committed once they answered. A call as a whole is
+bounded by ``timeout + socket_timeout``; a connection whose call failed other than by the
+server's refusal is dropped, never reused.
+
 Schema versions are tracked in ``agent_sessions_sa_migrations``; a table from a newer,
 unknown version is refused, never rewritten, and a table of that name that this backend
 did not create is refused too.
@@ -30,24 +37,33 @@ runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from ._json import decode_item, decode_items
-from ._servers import PerLoop, check_timeout, mask_url, missing_driver, scrub, url_secrets
+from ._schema import TableVersions
+from ._servers import (
+    PerLoop,
+    check_timeout,
+    deadline,
+    mask_url,
+    missing_driver,
+    scrub,
+    url_secrets,
+)
 from .base import BaseSession, BaseStore, Release
 from .errors import (
     BackendAuthenticationError,
     BackendDatabaseMissingError,
+    BackendTimeoutError,
     BackendUnreachableError,
-    ForeignDataError,
     InvalidSessionIdError,
     SessionBackendError,
     SessionConfigError,
     SessionError,
-    UnsupportedSchemaError,
 )
 from .protocol import Item, SessionSettings, SessionsPage
 
@@ -74,6 +90,9 @@ SCHEMA_VERSION = 1
 DEFAULT_MAX_CONNECTIONS = 10
 DEFAULT_TIMEOUT = 5.0
 """Seconds a call waits for a free pooled connection."""
+DEFAULT_SOCKET_TIMEOUT = 20.0
+"""Seconds a call may wait for the server beyond ``timeout`` (connecting and every
+statement): a frozen or unreachable server gives ``BackendTimeoutError`` then."""
 MAX_SESSION_ID_BYTES = 2048
 """The longest session id (UTF-8 bytes): what every database's ``(session_id, id)`` index
 holds (InnoDB's limit is 3072 bytes per key)."""
@@ -91,6 +110,10 @@ _DIALECT_NAMES = {
 }
 _RETRIES = 5
 """Attempts of a write the database aborted as a deadlock victim (it stored nothing)."""
+_ONE_STATEMENT_BYTES = 512 * 1024
+"""The largest batch (payload bytes) MariaDB/MySQL get as one INSERT; a larger one runs in
+a transaction (the driver splits a multi-row insert into statements of about 1 MB, and
+the server refuses one larger than its ``max_allowed_packet``)."""
 
 
 def _check_table(table: object) -> str:
@@ -161,6 +184,9 @@ class SQLAlchemyStore(BaseStore):
     tables are created (or migrated) on first use; with ``create=False`` nothing is
     created, and a missing table raises ``BackendDatabaseMissingError``. ``timeout`` bounds
     the wait for a free pooled connection; ``max_connections`` sizes the store's own pools.
+    A call as a whole (its wait for a connection, connecting, every statement) takes at
+    most ``timeout + socket_timeout`` seconds, then raises ``BackendTimeoutError`` naming
+    the server; its connection is dropped, never reused.
 
     An engine's connections belong to the event loop that opened them, so the store keeps
     one engine per running loop: an injected engine serves the first loop that uses the
@@ -176,6 +202,7 @@ class SQLAlchemyStore(BaseStore):
         table: str = DEFAULT_TABLE,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         timeout: float = DEFAULT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         create: bool = True,
     ) -> None:
         if (url is None) == (engine is None):
@@ -190,6 +217,7 @@ class SQLAlchemyStore(BaseStore):
                 f"max_connections must be an int >= 1, got {max_connections!r}"
             )
         self.timeout = check_timeout("timeout", timeout)
+        self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
         self._max_connections = max_connections
         self._create = bool(create)
         self._injected = engine
@@ -210,6 +238,9 @@ class SQLAlchemyStore(BaseStore):
         self._secrets = url_secrets(self._url.render_as_string(hide_password=False))
         self._dialect = self._url.get_backend_name()
         self._items, self._locks, self._migrations = _tables(self.table)
+        self._versions = TableVersions(
+            self.table, MIGRATIONS_TABLE, SCHEMA_VERSION, "agent-sessions' SQLAlchemy backend"
+        )
         self._engines: PerLoop[AsyncEngine] = PerLoop(_drop_engine)
         self._injected_free = engine is not None
         self._ready = False
@@ -238,9 +269,14 @@ class SQLAlchemyStore(BaseStore):
             sa.select(items.c.id, items.c.payload)
             .where(items.c.session_id == sid)
             .order_by(items.c.id.desc())
-            .limit(sa.bindparam("n", type_=sa.Integer()))
+            .limit(sa.bindparam("n", type_=sa.BigInteger()))  # limits up to MAX_INT64
         )
         self._newest = self._get_latest.with_for_update()
+        # Set once the server is known (_prepare): MariaDB's DELETE ... RETURNING, or
+        # PostgreSQL's below; None: a pop takes the lock row (MySQL, SQLite).
+        self._pop_one_statement: sa.Executable | None = None
+        # Whether a multi-row INSERT gets consecutive ids (MariaDB/MySQL, in _prepare).
+        self._contiguous_inserts = False
         self._insert = sa.insert(items)
         self._delete_one = sa.delete(items).where(items.c.id == sa.bindparam("item_id"))
         # MariaDB only (MySQL has no DELETE ... RETURNING); the table name was checked.
@@ -260,6 +296,26 @@ class SQLAlchemyStore(BaseStore):
                 index_elements=[locks.c.session_id],
                 set_={"session_id": pg_upsert.excluded.session_id},
             )
+            # The table name was checked (_check_table).
+            table = self.table
+            self._pg_add = sa.text(
+                f"WITH locked AS (INSERT INTO {table}_locks (session_id)"
+                " VALUES (CAST(:sid AS BYTEA)) ON CONFLICT (session_id)"
+                " DO UPDATE SET session_id = EXCLUDED.session_id RETURNING 1)"
+                f" INSERT INTO {table} (session_id, payload)"
+                " SELECT CAST(:sid AS BYTEA), item.payload FROM locked,"
+                " unnest(CAST(:payloads AS TEXT[])) WITH ORDINALITY AS item(payload, n)"
+                " ORDER BY item.n"
+            ).bindparams(
+                sa.bindparam("sid", type_=sa.LargeBinary()),
+                sa.bindparam("payloads", type_=postgresql.ARRAY(sa.Text())),
+            )
+            # FOR UPDATE makes a concurrent pop wait, then skip the row the other took.
+            self._pop_one_statement = sa.text(
+                f"DELETE FROM {table} WHERE id = (SELECT id FROM {table}"
+                " WHERE session_id = :sid ORDER BY id DESC LIMIT 1 FOR UPDATE)"
+                " RETURNING id, payload"
+            ).bindparams(sa.bindparam("sid", type_=sa.LargeBinary()))
         elif self._dialect == "sqlite":
             lite_upsert = sqlite.insert(locks).values(session_id=sid)
             self._lock = lite_upsert.on_conflict_do_update(
@@ -273,10 +329,18 @@ class SQLAlchemyStore(BaseStore):
             )
 
     # -- the store operations (BaseStore's hooks) ------------------------------------------
+    #
+    # On the store's own MariaDB/MySQL and PostgreSQL engines every connection is in
+    # autocommit mode, so that what can be one statement is one round trip: a read, an
+    # add (one INSERT, contiguous as explained in _add_items), a pop where the database
+    # can delete and return in one statement. The rest (clear_session, a pop on MySQL, a
+    # large batch) runs between an explicit BEGIN and COMMIT. On a connection that is not
+    # in autocommit mode (SQLite, an engine you gave), the same statements run inside a
+    # transaction committed once they answered.
 
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
         key = session_id.encode("utf-8")
-        async with self._connection() as conn:
+        async with self._connection(write=False) as conn:
             if limit is None:
                 result = await conn.execute(self._get_all, {"sid": key})
                 rows = result.all()
@@ -287,6 +351,22 @@ class SQLAlchemyStore(BaseStore):
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
         key = session_id.encode("utf-8")
+        if self._dialect == "postgresql":
+            # One statement: the upsert in its CTE locks the session's row until the
+            # statement commits, and the ids are drawn after it, in the batch's order.
+            await self._statement(self._pg_add, {"sid": key, "payloads": encoded})
+            return
+        if (
+            self._dialect in _MYSQL
+            and self._contiguous_inserts
+            and sum(map(len, encoded)) <= _ONE_STATEMENT_BYTES
+        ):
+            # One multi-row INSERT: InnoDB gives a statement whose row count is known
+            # consecutive ids (innodb_autoinc_lock_mode 0 or 1, checked once), so the
+            # batch is contiguous without a lock, and atomic as any statement.
+            rows = [{"session_id": key, "payload": payload} for payload in encoded]
+            await self._statement(sa.insert(self._items).values(rows), {})
+            return
         rows = [{"session_id": key, "payload": payload} for payload in encoded]
 
         async def write(conn: AsyncConnection) -> None:
@@ -297,29 +377,35 @@ class SQLAlchemyStore(BaseStore):
 
     async def _pop_item(self, session_id: str) -> Item | None:
         key = session_id.encode("utf-8")
+        while True:
+            row = await self._pop_row(key)
+            if row is None:
+                return None
+            item = decode_item(row[1], where=self._where(row[0]))
+            if item is not None:
+                return item
+            # A corrupt newest row was removed and is skipped; the next one is the latest.
 
-        async def pop(conn: AsyncConnection) -> Item | None:
-            # MariaDB deletes and returns the newest row in one statement, its row lock
-            # making a concurrent pop wait and then take the next one; elsewhere the
-            # session's lock row serializes pops.
-            returning = bool(getattr(conn.dialect, "is_mariadb", False))
-            if not returning:
-                await conn.execute(self._lock, {"sid": key})
-            while True:
-                if returning:
-                    row = (await conn.execute(self._pop_returning, {"sid": key})).first()
-                else:
-                    row = (await conn.execute(self._newest, {"sid": key, "n": 1})).first()
-                if row is None:
-                    return None
-                if not returning:
-                    await conn.execute(self._delete_one, {"item_id": row[0]})
-                item = decode_item(row[1], where=self._where(row[0]))
-                if item is not None:
-                    return item
-                # A corrupt newest row is removed and skipped; the next one is the latest.
+    async def _pop_row(self, key: bytes) -> tuple[int, Any] | None:
+        """Delete the newest row of a session and return its ``(id, payload)``, or None
+        when it has none."""
+        one_statement = self._pop_one_statement
+        if one_statement is not None:
+            # PostgreSQL's FOR UPDATE and MariaDB's row lock make a concurrent pop wait,
+            # then take the next row: each item is popped once.
+            row = await self._statement(one_statement, {"sid": key}, first=True)
+            return None if row is None else (row[0], row[1])
 
-        popped: Item | None = await self._transaction(pop)
+        async def pop(conn: AsyncConnection) -> tuple[int, Any] | None:
+            # Elsewhere the session's lock row serializes pops.
+            await conn.execute(self._lock, {"sid": key})
+            newest = (await conn.execute(self._newest, {"sid": key, "n": 1})).first()
+            if newest is None:
+                return None
+            await conn.execute(self._delete_one, {"item_id": newest[0]})
+            return newest[0], newest[1]
+
+        popped: tuple[int, Any] | None = await self._transaction(pop)
         return popped
 
     async def _clear_session(self, session_id: str) -> None:
@@ -332,6 +418,21 @@ class SQLAlchemyStore(BaseStore):
             await conn.execute(self._clear_lock, {"sid": key})
 
         await self._transaction(clear)
+
+    async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        key = session_id.encode("utf-8")
+        rows = [{"session_id": key, "payload": payload} for payload in encoded]
+
+        async def replace(conn: AsyncConnection) -> None:
+            # _clear_session then _add_items in one transaction: the old rows or the new.
+            await conn.execute(self._lock, {"sid": key})
+            await conn.execute(self._clear_items, {"sid": key})
+            if rows:
+                await conn.execute(self._insert, rows)
+            else:
+                await conn.execute(self._clear_lock, {"sid": key})
+
+        await self._transaction(replace)
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids in byte order of their UTF-8 encoding (a binary column), which is the code
@@ -346,7 +447,7 @@ class SQLAlchemyStore(BaseStore):
             # UTF-8 never holds 0xff: the ids starting with the prefix sort below this.
             raw = prefix.encode("utf-8")
             query = query.where(column < raw[:-1] + bytes([raw[-1] + 1]))
-        async with self._connection() as conn:
+        async with self._connection(write=False) as conn:
             rows = (await conn.execute(query)).all()
         ids = [bytes(row[0]).decode("utf-8") for row in rows]
         if len(ids) > limit:
@@ -378,8 +479,14 @@ class SQLAlchemyStore(BaseStore):
         # return would only cost a round trip per call.
         kwargs: dict[str, Any] = {"pool_reset_on_return": None}
         if self._dialect != "sqlite":
+            # Autocommit: a statement is its own transaction, one round trip (no BEGIN,
+            # COMMIT or ROLLBACK around a read); transactions begin explicitly.
             kwargs.update(
-                pool_size=self._max_connections, max_overflow=0, pool_timeout=self.timeout
+                pool_size=self._max_connections,
+                max_overflow=0,
+                pool_timeout=self.timeout,
+                isolation_level="AUTOCOMMIT",
+                skip_autocommit_rollback=True,
             )
         try:
             return create_async_engine(self._url, **kwargs)
@@ -393,38 +500,85 @@ class SQLAlchemyStore(BaseStore):
         return self._engines.get(self._new_engine)
 
     @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection]:
-        """A pooled connection of the running loop's engine, the tables ready, every
-        driver error turned into a ``SessionError``."""
+    async def _connection(self, *, write: bool) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection of the running loop's engine, the tables ready, the whole
+        call bounded by ``timeout + socket_timeout``, every driver error turned into a
+        ``SessionError``. A connection whose call failed other than by the server's
+        refusal (cut, cancelled, timed out) is dropped: a reply still on its way must
+        never reach the next call."""
         engine = self._engine()
-        if not self._ready:
-            async with self._prepare_locks.get(asyncio.Lock):
-                if not self._ready:
-                    await self._prepare(engine)
         connected = False
         try:
-            async with engine.connect() as conn:
-                connected = True
-                yield conn
+            async with deadline(self.timeout + self.socket_timeout):
+                if not self._ready:
+                    async with self._prepare_locks.get(asyncio.Lock):
+                        if not self._ready:
+                            await self._prepare(engine)
+                async with engine.connect() as conn:
+                    connected = True
+                    try:
+                        yield conn
+                    except BaseException as exc:
+                        if not isinstance(exc, (sa_exc.DBAPIError, SessionError)):
+                            await _drop(conn)
+                        raise
         except SessionError:
             raise
+        except TimeoutError as exc:
+            raise BackendTimeoutError(
+                f"{self._server} did not answer within {self.timeout + self.socket_timeout:g}s",
+                may_have_written=write and connected,
+            ) from exc
         except (sa_exc.SQLAlchemyError, OSError) as exc:
-            raise self._translate(exc, connected=connected) from exc
+            raise self._translate(exc, connected=connected, write=write) from exc
 
-    async def _transaction(self, work: Callable[[AsyncConnection], Any]) -> Any:
+    async def _statement(
+        self, statement: sa.Executable, params: dict[str, Any], *, first: bool = False
+    ) -> Any:
+        """Run one writing statement as a transaction of its own (the first row it returns
+        with ``first``): alone on an autocommit connection, else committed once it
+        answered."""
+
+        async def run(conn: AsyncConnection) -> Any:
+            result = await conn.execute(statement, params)
+            return result.first() if first else None
+
+        return await self._transaction(run, single=True)
+
+    async def _transaction(
+        self, work: Callable[[AsyncConnection], Any], *, single: bool = False
+    ) -> Any:
         """Run ``work`` in one transaction, committed only once it returned; retried when
-        the database chose it as a deadlock victim (rolled back: nothing was stored)."""
+        the database chose it as a deadlock victim (rolled back: nothing was stored).
+        ``single``: ``work`` runs one statement, which on an autocommit connection is a
+        transaction already."""
         for attempt in range(_RETRIES):
             try:
-                async with self._connection() as conn, conn.begin():
-                    return await work(conn)
+                async with self._connection(write=True) as conn:
+                    if not _autocommit(conn):
+                        async with conn.begin():
+                            return await work(conn)
+                    if single:
+                        return await work(conn)
+                    await conn.exec_driver_sql("BEGIN")
+                    try:
+                        result = await work(conn)
+                        await conn.exec_driver_sql("COMMIT")
+                    except BaseException as exc:
+                        await _abandon(conn, exc)
+                        raise
+                    return result
             except SessionBackendError as exc:
                 if attempt + 1 == _RETRIES or not _is_deadlock(exc.__cause__):
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _translate(self, exc: BaseException, *, connected: bool) -> SessionError:
-        where = f"{_DIALECT_NAMES.get(self._dialect, self._dialect)} at {self.url}"
+    @property
+    def _server(self) -> str:
+        return f"{_DIALECT_NAMES.get(self._dialect, self._dialect)} at {self.url}"
+
+    def _translate(self, exc: BaseException, *, connected: bool, write: bool) -> SessionError:
+        where = self._server
         orig = getattr(exc, "orig", None) or exc
         text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
         text = scrub(text, self._secrets)
@@ -440,7 +594,7 @@ class SQLAlchemyStore(BaseStore):
         if isinstance(exc, sa_exc.DBAPIError) and not exc.connection_invalidated:
             # The server refused the statement: it was not executed (or rolled back).
             return SessionBackendError(f"{where} refused the statement: {text}")
-        return SessionBackendError(f"{where} failed: {text}", may_have_written=True)
+        return SessionBackendError(f"{where} failed: {text}", may_have_written=write)
 
     async def _prepare(self, engine: AsyncEngine) -> None:
         """Bring the tables to ``SCHEMA_VERSION`` once per store (serialized across the
@@ -449,42 +603,58 @@ class SQLAlchemyStore(BaseStore):
         try:
             async with engine.connect() as conn:
                 connected = True
+                if _autocommit(conn) and self._dialect != "sqlite":
+                    # A migration is one transaction (on PostgreSQL, DDL included).
+                    await conn.execution_options(isolation_level="READ COMMITTED")
                 if self._create:
                     await self._migrate(conn)
                 else:
                     await self._check_schema(conn)
+                if self._dialect in _MYSQL:
+                    await self._probe_mysql(conn)
         except SessionError:
             raise
         except (sa_exc.SQLAlchemyError, OSError) as exc:
-            raise self._translate(exc, connected=connected) from exc
+            raise self._translate(exc, connected=connected, write=False) from exc
         self._ready = True
+
+    async def _probe_mysql(self, conn: AsyncConnection) -> None:
+        """What this MariaDB/MySQL server allows: DELETE ... RETURNING (MariaDB), and
+        whether a multi-row INSERT gets consecutive ids (``innodb_autoinc_lock_mode`` 0
+        or 1; with 2, "interleaved", a batch takes the session's lock row)."""
+        if getattr(conn.dialect, "is_mariadb", False):
+            self._pop_one_statement = self._pop_returning
+        try:
+            mode = (await conn.exec_driver_sql("SELECT @@innodb_autoinc_lock_mode")).scalar()
+        except sa_exc.DBAPIError:
+            mode = None
+        finally:
+            await conn.rollback()
+        self._contiguous_inserts = mode in (0, 1)
 
     async def _migrate(self, conn: AsyncConnection) -> None:
         await self._server_lock(conn, acquire=True)
         # SQLite runs the whole migration in the one transaction that holds its lock.
         commit = conn.commit if self._dialect != "sqlite" else _nothing
+
+        async def taken() -> str | None:
+            names = await conn.run_sync(lambda sync: set(sa.inspect(sync).get_table_names()))
+            ours = sorted({self._items.name, self._locks.name} & names)
+            return ours[0] if ours else None
+
+        async def apply(version: int) -> None:
+            if version == 1:
+                await conn.run_sync(self._items.create)
+                await conn.run_sync(self._locks.create)
+            await conn.execute(
+                sa.insert(self._migrations).values(table_name=self.table, version=version)
+            )
+            await conn.commit()
+
         try:
             await conn.run_sync(self._migrations.create, checkfirst=True)
             await commit()
-            current = await self._version(conn)
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                if version == 1:
-                    names = await conn.run_sync(
-                        lambda sync: set(sa.inspect(sync).get_table_names())
-                    )
-                    taken = {self._items.name, self._locks.name} & names
-                    if taken:
-                        raise ForeignDataError(
-                            f"table {sorted(taken)[0]!r} exists but was not created by "
-                            f"agent-sessions' SQLAlchemy backend (no entry in "
-                            f"{MIGRATIONS_TABLE}); choose another table name"
-                        )
-                    await conn.run_sync(self._items.create)
-                    await conn.run_sync(self._locks.create)
-                await conn.execute(
-                    sa.insert(self._migrations).values(table_name=self.table, version=version)
-                )
-                await conn.commit()
+            await self._versions.migrate(await self._version(conn), taken=taken, apply=apply)
         finally:
             # A failed statement leaves PostgreSQL's open transaction unusable: end it first.
             await conn.rollback()
@@ -514,26 +684,52 @@ class SQLAlchemyStore(BaseStore):
                 self._migrations.c.table_name == self.table
             )
         )
-        current = int(result.scalar_one())
-        if current > SCHEMA_VERSION:
-            raise UnsupportedSchemaError(
-                f"table {self.table!r} has schema version {current}, newer than this "
-                f"library's {SCHEMA_VERSION}: upgrade agent-sessions instead of using it"
-            )
-        return current
+        return self._versions.checked(int(result.scalar_one()))
 
     async def _check_schema(self, conn: AsyncConnection) -> None:
         """Refuse a table that is missing or not at ``SCHEMA_VERSION``, creating nothing."""
         has = await conn.run_sync(lambda sync: sa.inspect(sync).has_table(MIGRATIONS_TABLE))
-        version = await self._version(conn) if has else 0
-        if version < SCHEMA_VERSION:
-            raise BackendDatabaseMissingError(
-                f"{self.url} holds no agent-sessions table {self.table!r}; nothing was changed"
-            )
+        self._versions.require_current(await self._version(conn) if has else 0, self._server)
 
 
 async def _nothing() -> None:
     return None
+
+
+def _autocommit(conn: AsyncConnection) -> bool:
+    """Whether ``conn``'s driver connection is in autocommit mode (no round trip)."""
+    sync = conn.sync_connection
+    driver = None if sync is None else sync.connection.dbapi_connection
+    if driver is None:
+        return False
+    try:
+        return bool(conn.dialect.detect_autocommit_setting(driver))
+    except NotImplementedError:
+        return False
+
+
+async def _abandon(conn: AsyncConnection, exc: BaseException) -> None:
+    """End an explicit transaction that failed: roll it back where the server refused a
+    statement (the connection works); otherwise (cut, cancelled, timed out) drop the
+    connection, which the server then rolls back: it never returns to the pool inside a
+    transaction."""
+    if conn.invalidated:
+        return
+    if isinstance(exc, sa_exc.DBAPIError) and not exc.connection_invalidated:
+        try:
+            await conn.exec_driver_sql("ROLLBACK")
+            return
+        except sa_exc.SQLAlchemyError:
+            pass
+    await _drop(conn)
+
+
+async def _drop(conn: AsyncConnection) -> None:
+    """Close ``conn``'s driver connection without a word to the server (which may not
+    answer), never to be pooled again."""
+    if not conn.invalidated:
+        with contextlib.suppress(Exception):
+            await conn.invalidate()
 
 
 def _drop_engine(engine: AsyncEngine) -> None:
@@ -560,7 +756,8 @@ class SQLAlchemySession(BaseSession[SQLAlchemyStore]):
 
     ``SQLAlchemySession("user_123", "mysql+asyncmy://...")`` opens its own store (disposed
     of with the session); ``store.session("user_123")`` borrows a shared one. Keyword
-    arguments ``engine``, ``table``, ``max_connections`` and ``timeout`` are those of
+    arguments ``engine``, ``table``, ``max_connections``, ``timeout`` and ``socket_timeout``
+    are those of
     :class:`SQLAlchemyStore`. Session ids longer than ``MAX_SESSION_ID_BYTES`` in UTF-8
     are refused here with ``InvalidSessionIdError``.
     """
@@ -575,13 +772,19 @@ class SQLAlchemySession(BaseSession[SQLAlchemyStore]):
         table: str = DEFAULT_TABLE,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         timeout: float = DEFAULT_TIMEOUT,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         session_settings: SessionSettings | None = None,
     ) -> None:
         def own_store() -> tuple[SQLAlchemyStore, Release]:
             if url is None and engine is None:
                 raise SessionConfigError("SQLAlchemySession needs a url, an engine or a store")
             opened = SQLAlchemyStore(
-                url, engine=engine, table=table, max_connections=max_connections, timeout=timeout
+                url,
+                engine=engine,
+                table=table,
+                max_connections=max_connections,
+                timeout=timeout,
+                socket_timeout=socket_timeout,
             )
             return opened, opened.close
 
@@ -592,6 +795,7 @@ class SQLAlchemySession(BaseSession[SQLAlchemyStore]):
                 table=table != DEFAULT_TABLE,
                 max_connections=max_connections != DEFAULT_MAX_CONNECTIONS,
                 timeout=timeout != DEFAULT_TIMEOUT,
+                socket_timeout=socket_timeout != DEFAULT_SOCKET_TIMEOUT,
             )
         super().__init__(
             session_id,

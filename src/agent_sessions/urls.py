@@ -16,7 +16,7 @@ Options ride in the query string and are removed before the URL reaches the driv
 ``table_prefix`` (SQLite); ``key_prefix``, ``ttl``, ``connect_timeout`` and
 ``socket_timeout`` (Redis); ``table``, ``max_connections``, ``timeout``,
 ``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL); ``table``,
-``max_connections`` and ``timeout`` (SQLAlchemy). Any other
+``max_connections``, ``timeout`` and ``socket_timeout`` (SQLAlchemy). Any other
 query parameter is passed on to the driver byte for byte as written
 (``?options=-c%20statement_timeout%3D1234`` reaches libpq as is), and one the driver does
 not know (``?bogus=1``) is refused when the store is made. An option whose value is out
@@ -161,6 +161,7 @@ BACKENDS: tuple[Backend, ...] = (
             "table": _text,
             "max_connections": _integer("max_connections"),
             "timeout": _seconds("timeout"),
+            "socket_timeout": _seconds("socket_timeout"),
         },
         creates=True,
     ),

@@ -520,3 +520,58 @@ def test_an_incomplete_rename_is_withheld_and_unsafe_renames_only_the_known_part
     assert rename_edits(result, target, "load_default") == {}
     partial = rename_edits(result, target, "load_default", unsafe=True)
     assert "fields.Integer(missing=3)" in partial[(tmp_path / "pkg/schema.py").resolve()]
+
+
+def test_keys_read_in_another_module_from_a_forwarded_kwargs_dictionary_are_unknown(
+    command: list[str], tmp_path: Path
+) -> None:
+    """sqlparse's shape: ``format(sql, **options)`` hands ``options`` to functions of
+    another module, which read ``options.get("keyword_case")``; those reads are reported
+    (no engine follows them), so the rename of the keyword is withheld."""
+    files = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": """
+                from pkg import formatter
+
+
+                def format(sql, **options):
+                    options = formatter.validate_options(options)
+                    return formatter.build(sql, options)
+                """,
+            "pkg/formatter.py": """
+                def validate_options(options):
+                    case = options.get("keyword_case")
+                    if case not in (None, "upper"):
+                        raise ValueError(case)
+                    return options
+
+
+                def build(sql, options):
+                    if options["keyword_case"] == "upper" or "keyword_case" in options:
+                        return sql.upper()
+                    return sql
+
+
+                def unrelated(settings):
+                    return settings.get("keyword_case")
+                """,
+            "app.py": """
+                import pkg
+
+                print(pkg.format("select 1", keyword_case="upper"))
+                """,
+        },
+    )
+    target = RenameTarget(tmp_path / "pkg/__init__.py", "format", "keyword_case", keyword=True)
+    result = plan(tmp_path, files, [target], command)
+    assert result.withheld == {target}
+    unknown = {(o.path.name, o.start.line, o.kind): o.reason for o in result.unknown(target)}
+    assert set(unknown) == {
+        ("app.py", 3, "keyword"),
+        ("formatter.py", 2, "options"),
+        ("formatter.py", 9, "options"),
+    }
+    assert "`**options` of `format`" in unknown["formatter.py", 2, "options"]
+    # `unrelated` is handed no `**kwargs` dictionary: its read is a value, not an occurrence
+    assert not any(o.start.line == 16 for o in result.occurrences[target])

@@ -6,6 +6,10 @@ session_settings, and the exports SDK users look for."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
+import subprocess
+import sys
 from typing import Any
 
 import agents
@@ -427,11 +431,38 @@ def test_what_sdk_users_import_is_at_the_top_of_the_package() -> None:
     assert agent_sessions.open_store is urls.open_store
 
 
-def test_our_session_settings_convert_for_the_sdks_run_config() -> None:
-    with pytest.raises(TypeError, match="SessionSettings"):  # why the conversion exists
-        agents.RunConfig(session_settings=SessionSettings(limit=3))  # type: ignore[arg-type]
+def test_the_sdks_run_config_takes_our_session_settings_as_they_are() -> None:
+    settings = SessionSettings(limit=3)
+    ours: Any = settings  # mypy wants the SDK's type; at run time ours pass
+    config = agents.RunConfig(session_settings=ours)
+    assert config.session_settings is ours  # not converted
+    # what the SDK's Runner does with it: the session's settings resolved against it
+    assert agents.SessionSettings(limit=10).resolve(ours) == agents.SessionSettings(limit=3)
+    unset: Any = SessionSettings()
+    assert agents.SessionSettings(limit=10).resolve(unset).limit == 10
+    # still our class for everything else: type(), equality, pickling, resolve()
+    assert type(settings) is SessionSettings
+    assert settings == SessionSettings(limit=3)
+    assert type(pickle.loads(pickle.dumps(settings))) is SessionSettings
+    assert type(copy.deepcopy(settings)) is SessionSettings
+    assert type(settings.resolve({"limit": 4})) is SessionSettings
+    # the explicit conversion stays for code that wants the SDK's own object
     config = agents.RunConfig(session_settings=to_agents_session_settings(SessionSettings(limit=3)))
     assert config.session_settings is not None
     assert config.session_settings.limit == 3
     with pytest.raises(TypeError, match=r"expected an agent_sessions\.SessionSettings"):
         to_agents_session_settings({"limit": 3})  # type: ignore[arg-type]
+
+
+def test_our_session_settings_without_the_sdk_loaded_are_ours_alone() -> None:
+    code = (
+        "import sys, pickle\n"
+        "from agent_sessions import SQLiteSession, SessionSettings\n"
+        "ours = SessionSettings(limit=3)\n"
+        "assert ours.__class__ is SessionSettings, ours.__class__\n"
+        "assert isinstance(ours, SessionSettings)\n"
+        "assert type(pickle.loads(pickle.dumps(ours))) is SessionSettings\n"
+        "assert type(SQLiteSession('u').session_settings) is SessionSettings\n"
+        "assert not [name for name in sys.modules if name.split('.')[0] == 'agents']\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

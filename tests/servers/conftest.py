@@ -1,10 +1,10 @@
-"""The servers the Redis and PostgreSQL tests run against, and their cleanup.
+"""The servers the Redis, PostgreSQL and SQLAlchemy tests run against, and their cleanup.
 
-``REDIS_URL`` and ``DATABASE_URL`` name them (defaults: the local servers `.ci/services`
-starts). A server that does not answer skips its tests with a one-line reason; under CI
-(any truthy ``CI``) tests/conftest.py turns that skip into a failure. Every test run uses
-its own key prefix and its own table, removed at the end, so parallel runs and leftover
-data do not interfere.
+``REDIS_URL``, ``DATABASE_URL`` and ``MYSQL_URL`` (MariaDB, for SQLAlchemy) name them
+(defaults: the local servers `.ci/services` starts). A server that does not answer skips
+its tests with a one-line reason; under CI (any truthy ``CI``) tests/conftest.py turns
+that skip into a failure. Every test run uses its own key prefix and its own table,
+removed at the end, so parallel runs and leftover data do not interfere.
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ from collections.abc import AsyncIterator, Iterator
 import psycopg
 import pytest
 import redis.asyncio as aioredis
+import sqlalchemy as sa
 from psycopg import sql
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from agent_sessions.postgres import MIGRATIONS_TABLE
+from agent_sessions.sqlalchemy import MIGRATIONS_TABLE as SA_MIGRATIONS_TABLE
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -116,3 +119,69 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
     client = aioredis.Redis.from_url(redis_url)
     yield client
     await client.aclose()
+
+
+# -- the SQLAlchemy backend's servers (tests/servers/test_sqlalchemy*.py) --------------------
+
+DEFAULT_MYSQL_URL = "mysql+asyncmy://root@127.0.0.1:3306/test"
+
+
+def _sa_reachable(url: str, what: str) -> str:
+    async def ping() -> None:
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(ping())
+    except Exception as exc:
+        pytest.skip(f"{what} not reachable at {url}: {_first_line(exc)}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def mysql_url() -> str:
+    return _sa_reachable(os.environ.get("MYSQL_URL", DEFAULT_MYSQL_URL), "MariaDB (MYSQL_URL)")
+
+
+@pytest.fixture(scope="session")
+def sa_postgres_url() -> str:
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    rest = url.partition("://")[2]
+    return _sa_reachable(f"postgresql+psycopg://{rest}", "PostgreSQL (DATABASE_URL)")
+
+
+@pytest.fixture(scope="session")
+def created_tables() -> Iterator[list[tuple[str, str]]]:
+    """(url, table) pairs this run created on the servers; dropped afterwards."""
+    created: list[tuple[str, str]] = []
+    yield created
+
+    async def drop() -> None:
+        for url, table in created:
+            engine = create_async_engine(url)
+            try:
+                async with engine.begin() as conn:
+                    for name in (table, f"{table}_locks"):
+                        await conn.execute(sa.text(f"DROP TABLE IF EXISTS {name}"))
+                    if await conn.run_sync(
+                        lambda sync: sa.inspect(sync).has_table(SA_MIGRATIONS_TABLE)
+                    ):
+                        await conn.execute(
+                            sa.text(f"DELETE FROM {SA_MIGRATIONS_TABLE} WHERE table_name = :t"),
+                            {"t": table},
+                        )
+            finally:
+                await engine.dispose()
+
+    asyncio.run(drop())
+
+
+def new_sa_table(url: str, created: list[tuple[str, str]]) -> str:
+    """A fresh table name for the SQLAlchemy backend on ``url``, dropped after the run."""
+    table = f"test_sa_{uuid.uuid4().hex[:12]}"
+    created.append((url, table))
+    return table

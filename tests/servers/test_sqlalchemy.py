@@ -4,8 +4,10 @@ own behaviour (URLs, injected engines, schema versions, errors).
 MariaDB is read from ``MYSQL_URL`` (default: the local server `.ci/services` starts),
 PostgreSQL from ``DATABASE_URL``; a server that does not answer skips its tests (a failure
 under CI, see tests/conftest.py). Every run uses tables of its own, dropped at the end.
-The frozen-server tests of the kit are skipped: they need a server of the test's own
-behind a proxy, which these classes do not set up (the shared servers are never frozen).
+The kit's frozen-server tests reach MariaDB and PostgreSQL through a
+:class:`~tests.servers.freezer.FreezableProxy` of the test's own (the shared servers
+themselves are never frozen); tests/servers/test_sqlalchemy_faults.py cuts and stops them
+the same way.
 """
 
 from __future__ import annotations
@@ -13,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
-import os
 import sys
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -46,86 +46,20 @@ from agent_sessions.sqlalchemy import (
 )
 from agent_sessions.testing import SessionConformance
 
-from .test_conformance import UNREACHABLE_SECRET, unreachable_url
-
-DEFAULT_MYSQL_URL = "mysql+asyncmy://root@127.0.0.1:3306/test"
-DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-
-def _reachable(url: str, what: str) -> str:
-    async def ping() -> None:
-        engine = create_async_engine(url)
-        try:
-            async with engine.connect() as conn:
-                await conn.execute(sa.text("SELECT 1"))
-        finally:
-            await engine.dispose()
-
-    try:
-        asyncio.run(ping())
-    except Exception as exc:
-        pytest.skip(f"{what} not reachable at {url}: {_first_line(exc)}")
-    return url
-
-
-@pytest.fixture(scope="session")
-def mysql_url() -> str:
-    return _reachable(os.environ.get("MYSQL_URL", DEFAULT_MYSQL_URL), "MariaDB (MYSQL_URL)")
-
-
-@pytest.fixture(scope="session")
-def sa_postgres_url() -> str:
-    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
-    rest = url.partition("://")[2]
-    return _reachable(f"postgresql+psycopg://{rest}", "PostgreSQL (DATABASE_URL)")
-
-
-@pytest.fixture(scope="session")
-def created_tables() -> Iterator[list[tuple[str, str]]]:
-    """(url, table) pairs this run created on the servers; dropped afterwards."""
-    created: list[tuple[str, str]] = []
-    yield created
-
-    async def drop() -> None:
-        for url, table in created:
-            engine = create_async_engine(url)
-            try:
-                async with engine.begin() as conn:
-                    for name in (table, f"{table}_locks"):
-                        await conn.execute(sa.text(f"DROP TABLE IF EXISTS {name}"))
-                    if await conn.run_sync(
-                        lambda sync: sa.inspect(sync).has_table(MIGRATIONS_TABLE)
-                    ):
-                        await conn.execute(
-                            sa.text(f"DELETE FROM {MIGRATIONS_TABLE} WHERE table_name = :t"),
-                            {"t": table},
-                        )
-            finally:
-                await engine.dispose()
-
-    asyncio.run(drop())
-
-
-def _new_table(url: str, created: list[tuple[str, str]]) -> str:
-    table = f"test_sa_{uuid.uuid4().hex[:12]}"
-    created.append((url, table))
-    return table
+from .conftest import new_sa_table
+from .test_conformance import UNREACHABLE_SECRET, FreezableServer, unreachable_url
 
 
 @pytest.fixture(scope="session")
 def mysql_kit_table(mysql_url: str, created_tables: list[tuple[str, str]]) -> str:
     """The table the kit's MariaDB sessions share in this run."""
-    return _new_table(mysql_url, created_tables)
+    return new_sa_table(mysql_url, created_tables)
 
 
 @pytest.fixture(scope="session")
 def sa_postgres_kit_table(sa_postgres_url: str, created_tables: list[tuple[str, str]]) -> str:
     """The table the kit's PostgreSQL sessions share in this run."""
-    return _new_table(sa_postgres_url, created_tables)
+    return new_sa_table(sa_postgres_url, created_tables)
 
 
 @pytest.fixture(params=["mariadb", "postgresql", "sqlite"])
@@ -137,7 +71,7 @@ def any_url(
         return f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", "items"
     fixture = "mysql_url" if request.param == "mariadb" else "sa_postgres_url"
     url: str = request.getfixturevalue(fixture)
-    return url, _new_table(url, created_tables)
+    return url, new_sa_table(url, created_tables)
 
 
 class _Kit(SessionConformance):
@@ -195,7 +129,19 @@ class _Kit(SessionConformance):
             await engine.dispose()
 
 
-class TestSQLAlchemyMariaDB(_Kit):
+class _Freezable(FreezableServer, _Kit):
+    """The kit's frozen-server tests through a proxy in front of the shared server."""
+
+    # A write is one autocommit statement: one a frozen server holds runs when it
+    # resumes, so a cancelled add_items may be stored then (whole), as on Redis.
+    frozen_cancel_discards_write = False
+
+    async def create_freezable_session(self, session_id: str) -> Session:
+        url = await self.proxied(self.url)
+        return SQLAlchemySession(session_id, url, table=self.table, timeout=1, socket_timeout=2)
+
+
+class TestSQLAlchemyMariaDB(_Freezable):
     @pytest.fixture(autouse=True)
     async def sa_store(self, mysql_url: str, mysql_kit_table: str) -> AsyncIterator[None]:
         self.url, self.table = mysql_url, mysql_kit_table
@@ -204,7 +150,7 @@ class TestSQLAlchemyMariaDB(_Kit):
             yield
 
 
-class TestSQLAlchemyPostgres(_Kit):
+class TestSQLAlchemyPostgres(_Freezable):
     @pytest.fixture(autouse=True)
     async def sa_store(
         self, sa_postgres_url: str, sa_postgres_kit_table: str
@@ -245,7 +191,7 @@ async def test_a_driverless_mysql_url_means_asyncmy(
     mysql_url: str, created_tables: list[tuple[str, str]]
 ) -> None:
     plain = mysql_url.replace("mysql+asyncmy://", "mysql://", 1)
-    table = _new_table(mysql_url, created_tables)
+    table = new_sa_table(mysql_url, created_tables)
     store = open_store(f"{plain}?table={table}")
     try:
         assert isinstance(store, SQLAlchemyStore)
@@ -391,6 +337,8 @@ async def test_an_unreachable_server_is_reported() -> None:
         ({"table": "pg_items"}, "system catalogs"),
         ({"max_connections": 0}, "max_connections"),
         ({"timeout": -1}, "timeout"),
+        ({"socket_timeout": 0}, "socket_timeout must be a finite number"),
+        ({"socket_timeout": float("inf")}, "socket_timeout must be a finite number"),
     ],
 )
 def test_bad_options_are_refused(kwargs: dict[str, object], message: str) -> None:
@@ -420,8 +368,8 @@ def test_the_admin_cli_moves_sessions_through_every_database_byte_for_byte(
     }
     source = f"sqlite:///{tmp_path / 'source.db'}"
     targets = [
-        f"{mysql_url}?table={_new_table(mysql_url, created_tables)}",
-        f"{sa_postgres_url}?table={_new_table(sa_postgres_url, created_tables)}",
+        f"{mysql_url}?table={new_sa_table(mysql_url, created_tables)}",
+        f"{sa_postgres_url}?table={new_sa_table(sa_postgres_url, created_tables)}",
         f"sqlite+aiosqlite:///{tmp_path / 'target.db'}",
     ]
 

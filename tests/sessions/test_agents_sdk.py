@@ -158,6 +158,22 @@ async def test_run_config_session_settings_limit_the_history(
     ]
 
 
+async def test_run_config_takes_our_session_settings(
+    agent: Agent[Any], model: ScriptedModel
+) -> None:
+    ours: Any = SessionSettings(limit=2)  # the SDK's annotation names its own class
+    limited = RunConfig(tracing_disabled=True, session_settings=ours)
+    assert limited.session_settings is ours
+    async with SQLiteSession("user-1", session_settings=SessionSettings(limit=1)) as session:
+        for text in ("one", "two", "three"):
+            await Runner.run(agent, text, session=as_agents_session(session), run_config=limited)
+    assert contents(model.inputs[2]) == [
+        ("user", "two"),
+        ("assistant", "reply 2"),
+        ("user", "three"),
+    ]
+
+
 async def test_session_settings_limit_the_history(agent: Agent[Any], model: ScriptedModel) -> None:
     async with SQLiteSession("user-1", session_settings=SessionSettings(limit=1)) as session:
         for text in ("one", "two"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from agent_sessions import (
+    BackendTimeoutError,
     Session,
     SessionConfigError,
     SessionSettings,
@@ -40,7 +42,7 @@ from agent_sessions.items import (
     user_message,
 )
 from agent_sessions.models import ModelRequest, ModelResponse, ModelStreamEvent, OfflineModel
-from agent_sessions.protocol import Item
+from agent_sessions.protocol import Item, ReplacingSession
 from agent_sessions.runner import Runner
 from agent_sessions.testing import SessionConformance
 
@@ -371,6 +373,63 @@ async def test_a_cancellation_during_the_write_completes_the_write(store: SQLite
         {"role": "system", "content": SUMMARY_PREFIX + "sum"},
         *chat_turn(1),
     ]
+
+
+class GatedReplacingSession(GatedSession):
+    """GatedSession with the ReplacingSession capability: ``replace_items`` waits for
+    ``release``, then replaces in one transaction of the real store."""
+
+    async def replace_items(self, items: list[Item]) -> None:
+        self.entered.set()
+        await self.release.wait()
+        assert isinstance(self.inner, ReplacingSession)
+        await self.inner.replace_items(items)
+
+
+async def test_a_cancellation_during_replace_items_completes_the_replacement(
+    store: SQLiteStore,
+) -> None:
+    inner = store.session(sid())
+    await inner.add_items([*chat_turn(0), *chat_turn(1)])
+    gated = GatedReplacingSession(inner)
+    session = CompactingSession(gated, model=OfflineModel(["sum"]), threshold=2, keep_last_turns=1)
+    task = asyncio.create_task(session.compact())
+    await gated.entered.wait()
+    task.cancel()
+    await asyncio.sleep(0)
+    assert not task.done()  # the write is shielded: it waits for the store
+    gated.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await inner.get_items() == [
+        {"role": "system", "content": SUMMARY_PREFIX + "sum"},
+        *chat_turn(1),
+    ]
+
+
+async def test_a_store_failing_in_replace_items_leaves_the_history_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """The replacement's transaction cannot start (another connection holds the write
+    lock past busy_timeout): the compaction fails, nothing changed."""
+    path = tmp_path / "locked.db"
+    async with SQLiteStore(path, busy_timeout=0.2) as locked_store:
+        inner = locked_store.session(sid())
+        history = [*chat_turn(0), *tool_turn(1), *chat_turn(2)]
+        await inner.add_items(history)
+        session = CompactingSession(
+            inner, model=OfflineModel(["sum"]), threshold=2, keep_last_turns=1
+        )
+        blocker = sqlite3.connect(path)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")
+            with pytest.raises(BackendTimeoutError):
+                await session.compact()
+            blocker.execute("ROLLBACK")
+        finally:
+            blocker.close()
+        assert await inner.get_items() == history
+        assert await session.compact() is True  # and works once the lock is gone
 
 
 async def test_items_added_while_the_model_thinks_are_kept(store: SQLiteStore) -> None:

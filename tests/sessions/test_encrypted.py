@@ -21,13 +21,21 @@ from typing import Any
 
 import pytest
 
-from agent_sessions import Session, SessionConfigError, SessionSettings, SQLiteSession, SQLiteStore
+from agent_sessions import (
+    InvalidItemError,
+    Session,
+    SessionConfigError,
+    SessionSettings,
+    SQLiteSession,
+    SQLiteStore,
+)
 from agent_sessions.encrypted import (
     ENVELOPE_FORMAT,
     EncryptedSession,
     UnreadableItemError,
     generate_key,
 )
+from agent_sessions.protocol import ReplacingSession
 from agent_sessions.testing import SessionConformance
 
 from .test_sqlite_conformance import write_raw_row
@@ -197,6 +205,86 @@ async def test_equal_items_encrypt_to_different_ciphertexts(
     await EncryptedSession(inner, key=generate_key()).add_items([{"same": 1}, {"same": 1}])
     first, second = await inner.get_items()
     assert first["data"] != second["data"]
+
+
+class ProtocolOnlySession:
+    """A real SQLite session seen through the six members of the protocol only: no
+    EncodedAppend capability, so the wrapper hands it envelope dicts."""
+
+    def __init__(self, inner: SQLiteSession) -> None:
+        self.inner = inner
+        self.session_id = inner.session_id
+        self.session_settings: SessionSettings | None = inner.session_settings
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        return await self.inner.get_items(limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        await self.inner.add_items(items)
+
+    async def pop_item(self) -> Any:
+        return await self.inner.pop_item()
+
+    async def clear_session(self) -> None:
+        await self.inner.clear_session()
+
+
+async def test_envelopes_written_as_text_are_the_json_add_items_writes(
+    store: SQLiteStore, session_id: str
+) -> None:
+    """The EncodedAppend path (the envelope's JSON made by the wrapper) stores the same
+    text as the protocol path (a dict the store encodes): same keys, order, separators."""
+    key, at = generate_key(), 1_700_000_000.123
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": 'é " \\ \n \u2028'},
+        {"n": [1, {"x": None}]},
+    ]
+    fast = EncryptedSession(store.session(session_id + "-a"), key=key, clock=lambda: at)
+    plain = EncryptedSession(
+        ProtocolOnlySession(store.session(session_id + "-b")), key=key, clock=lambda: at
+    )
+    assert fast._add_encoded is not None
+    assert plain._add_encoded is None
+    await fast.add_items(items)
+    await plain.add_items(items)
+
+    def raw_rows(connection: sqlite3.Connection) -> list[tuple[str, str]]:
+        return connection.execute(
+            f"SELECT session_id, item FROM {store.table_prefix}items WHERE session_id IN (?, ?) "
+            "ORDER BY id",
+            (session_id + "-a", session_id + "-b"),
+        ).fetchall()
+
+    rows = await store._run(raw_rows)
+    texts = {sid: [text for owner, text in rows if owner == sid] for sid, _ in rows}
+    a, b = texts[session_id + "-a"], texts[session_id + "-b"]
+    assert len(a) == len(b) == 2
+    for fast_text, plain_text in zip(a, b, strict=True):
+        fast_envelope, plain_envelope = json.loads(fast_text), json.loads(plain_text)
+        assert list(fast_envelope) == list(plain_envelope) == ["__enc__", "kid", "at", "data"]
+        for text, envelope in ((fast_text, fast_envelope), (plain_text, plain_envelope)):
+            assert text == json.dumps(envelope, separators=(",", ":"))
+        assert fast_envelope["__enc__"] == plain_envelope["__enc__"] == ENVELOPE_FORMAT
+        assert fast_envelope["at"] == plain_envelope["at"] == 1_700_000_000_123
+    assert await fast.get_items() == items
+    assert await plain.get_items() == items
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [["not json"], [b"{}"], ["{}", 1], ["[1]"], ("{}",)],
+    ids=["not-an-object", "bytes", "not-a-str", "an-array", "a-tuple"],
+)
+async def test_add_encoded_items_refuses_what_is_not_object_text_and_stores_nothing(
+    store: SQLiteStore, session_id: str, encoded: Any
+) -> None:
+    session = store.session(session_id)
+    with pytest.raises(InvalidItemError):
+        await session.add_encoded_items(encoded)
+    assert await session.get_items() == []
+    await session.add_encoded_items(['{"a":1}', "{}"])
+    await session.add_encoded_items([])
+    assert await session.get_items() == [{"a": 1}, {}]
 
 
 # -- keys ------------------------------------------------------------------------------------
@@ -552,3 +640,51 @@ async def test_the_agents_sdk_runner_keeps_an_encrypted_history(tmp_path: Path) 
     stored = database_bytes(tmp_path, "chat")
     assert b"Ada" not in stored
     assert b"reply 1" not in stored
+
+
+# -- replace_items, for a CompactingSession above -----------------------------------------
+
+
+async def test_compaction_over_an_encrypted_session_replaces_atomically(
+    store: SQLiteStore, session_id: str
+) -> None:
+    from agent_sessions.bounded import SUMMARY_PREFIX, CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    inner = store.session(session_id)
+    encrypted = EncryptedSession(inner, key=generate_key())
+    assert isinstance(encrypted, ReplacingSession)
+    history = [{"role": "user", "content": SECRET}, {"role": "assistant", "content": "ok"}]
+    await encrypted.add_items([*history, {"role": "user", "content": "next"}])
+    compacting = CompactingSession(
+        encrypted, model=OfflineModel(["a summary"]), threshold=2, keep_last_turns=1
+    )
+    assert await compacting.compact() is True
+    assert await encrypted.get_items() == [
+        {"role": "system", "content": SUMMARY_PREFIX + "a summary"},
+        {"role": "user", "content": "next"},
+    ]
+    stored = await inner.get_items()
+    assert [envelope["__enc__"] for envelope in stored] == [ENVELOPE_FORMAT] * 2
+    assert "summary" not in json.dumps(stored)
+    await encrypted.replace_items([])
+    assert await inner.get_items() == []
+
+
+async def test_replace_items_over_a_session_without_it_writes_nothing(
+    store: SQLiteStore, session_id: str
+) -> None:
+    from agent_sessions.bounded import CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    inner = store.session(session_id)
+    encrypted = EncryptedSession(ProtocolOnlySession(inner), key=generate_key())
+    await encrypted.add_items([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    with pytest.raises(NotImplementedError, match="ProtocolOnlySession cannot replace"):
+        await encrypted.replace_items([{"n": 1}])
+    assert len(await encrypted.get_items()) == 2
+    compacting = CompactingSession(  # falls back to clear_session + add_items
+        encrypted, model=OfflineModel(["s"]), threshold=1, keep_last_turns=1
+    )
+    assert await compacting.compact() is True
+    assert (await encrypted.get_items())[1:] == [{"role": "user", "content": "b"}]
