@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
@@ -291,6 +292,13 @@ class _Recorder:
     def __exit__(self, *exception: object) -> None:
         sys.stdout, sys.stderr = self._streams
 
+    def prepare(self, root: Path) -> None:
+        """Create the cache folder before the run looks at ``root``: the directories the
+        rules' module lookups search are inputs, and creating it later would change the
+        root's modification time after its stamp (the record would never hold)."""
+        with suppress(OSError):
+            quick.make_cache_folder(str(root))
+
     def save(self, code: int) -> None:
         """Write the record, if every result holds by the inputs alone."""
         outcome = self.outcome
@@ -303,14 +311,10 @@ class _Recorder:
             return
         checked = [(quick.CONTENT, str(result.path), result.digest) for result in outcome.files]
         # The modules rules read and the directories searched for them, as they were
-        # before the run used them (a change during the run fails the next comparison);
-        # a dependency the lookups did not note, by its content now.
+        # before the run used them (a change during the run fails the next comparison),
+        # and the modules' content too (an edit that keeps the size and modification time).
         consulted = [(quick.MODIFIED, path, stamp) for path, stamp in outcome.consulted.items()]
-        others = quick.snapshot(
-            (quick.CONTENT, str(path))
-            for path in sorted(outcome.dependencies)
-            if str(path) not in outcome.consulted
-        )
+        others = quick.snapshot((quick.CONTENT, str(path)) for path in sorted(outcome.dependencies))
         inputs = [*self.inputs, *checked, *consulted, *others]
         quick.save(str(self.root), self.given, self.stamp, inputs, self.chunks, code)
 
@@ -327,6 +331,8 @@ def _lint_run(
     ignore = check_selectors(arguments.ignore, "--ignore", rules)
     configs = Configurations(rules, select=select, ignore=ignore)
     config = configs.default  # the working directory's: no paths means its root
+    if recorder is not None:
+        recorder.prepare(config.root)
     fixing = arguments.command == "fix"
     options = RunOptions(
         fix=fixing,

@@ -11,8 +11,8 @@ tomllib, the rules or the engine. Any difference, or anything unexpected, falls 
 to the full run.
 
 The inputs a record holds:
-- this package's sources (path, size, modification time of each ``.py`` file): an
-  edit to the tool or to a rule's code;
+- this package's files (path, size, modification time of each, bytecode caches aside):
+  an edit to the tool or to a rule's code, another version installed;
 - the content of each checked file (the digest the run checked, as the result cache's);
 - the content of every ``pyproject.toml`` at or above the working directory and each
   checked file's directory, present or missing (which configuration governs, and what
@@ -113,15 +113,15 @@ def configuration_inputs(directories: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def package_stamp() -> tuple[tuple[str, int, int], ...]:
-    """This package's Python sources: relative path, size and modification time of each."""
+    """This package's files (its sources, or the ``.pyc`` files of a sourceless install),
+    bytecode caches aside: relative path, size and modification time of each."""
     found = []
     for directory, subdirectories, files in os.walk(PACKAGE):
         subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
         for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                status = os.stat(path)
-                found.append((path[len(PACKAGE) :], status.st_size, status.st_mtime_ns))
+            path = os.path.join(directory, name)
+            status = os.stat(path)
+            found.append((path[len(PACKAGE) :], status.st_size, status.st_mtime_ns))
     return tuple(sorted(found))
 
 
@@ -247,22 +247,28 @@ def save(
     ``KEEP_RUNS``. A record that cannot be written only costs the next run time."""
     run = identity(arguments)
     record: Any = (FORMAT, run, stamp, tuple(inputs), tuple(chunks), code)
-    cache = os.path.join(root, CACHE_DIRECTORY)
-    directory = os.path.join(cache, RUNS_DIRECTORY)
+    directory = os.path.join(root, CACHE_DIRECTORY, RUNS_DIRECTORY)
     target = os.path.join(directory, record_name(run))
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
+        make_cache_folder(root)
         os.makedirs(directory, exist_ok=True)
-        ignore_file = os.path.join(cache, ".gitignore")
-        if not os.path.exists(ignore_file):
-            with open(ignore_file, "w", encoding="utf-8") as file:
-                file.write("# Created by lint_rules.\n*\n")
         with open(temporary, "wb") as file:
             file.write(marshal.dumps(record))
         os.replace(temporary, target)
         _prune(directory)
     except (OSError, ValueError):
         _unlink(temporary)
+
+
+def make_cache_folder(root: str) -> None:
+    """``root``'s ``.lint_rules_cache/``, ignoring itself in git (``OSError`` if it cannot)."""
+    cache = os.path.join(root, CACHE_DIRECTORY)
+    os.makedirs(cache, exist_ok=True)
+    ignore_file = os.path.join(cache, ".gitignore")
+    if not os.path.exists(ignore_file):
+        with open(ignore_file, "w", encoding="utf-8") as file:
+            file.write("# Created by lint_rules.\n*\n")
 
 
 def _prune(directory: str) -> None:

@@ -42,6 +42,8 @@ class Modules:
         self.files = [path.resolve() for path in files]
         self.modules = {module_name(path): path for path in self.files}
         self._disk: dict[Path, str | None] = {}
+        self._uses: dict[Path, tuple[str, _Uses | None]] = {}
+        """Each file's imports and attribute reads (``_Uses``), with the text they are of."""
 
     def disk_text(self, path: Path) -> str | None:
         if path not in self._disk:
@@ -63,9 +65,22 @@ class Modules:
         """Per changed file (its text before and after, by resolved path): the names
         whose renames must be withheld, with the reason."""
         problems: dict[Path, dict[str, str]] = {}
+        spelling: dict[str, list[Path]] = {}  # name -> the files whose final text spells it
 
         def final(path: Path) -> str | None:
             return changes[path][1] if path in changes else self.disk_text(path)
+
+        def spelt(name: str) -> list[Path]:
+            if name not in spelling:
+                word = re.compile(
+                    rf"(?<![\w.]){re.escape(name)}(?!\w)|\.\s*{re.escape(name)}(?!\w)"
+                )
+                spelling[name] = [
+                    path
+                    for path in self.files
+                    if (text := final(path)) is not None and word.search(text) is not None
+                ]
+            return spelling[name]
 
         for path, (old_text, new_text) in changes.items():
             old_tree, new_tree = _parse(old_text), _parse(new_text)
@@ -75,7 +90,7 @@ class Modules:
             # Names this module stops defining: no other module may still import them.
             removed = _module_names(old_tree) - _module_names(new_tree)
             for name in sorted(removed):
-                for importer in self._importers(module, name, path, final):
+                for importer in self._importers(module, name, path, final, spelt(name)):
                     shown = self.shown(importer)
                     reason = f"`{name}` is imported by {shown}, which keeps that name"
                     problems.setdefault(path, {}).setdefault(name, reason)
@@ -100,18 +115,36 @@ class Modules:
         return problems
 
     def _importers(
-        self, module: str, name: str, defining: Path, final: Callable[[Path], str | None]
+        self,
+        module: str,
+        name: str,
+        defining: Path,
+        final: Callable[[Path], str | None],
+        spelt: Iterable[Path],
     ) -> Iterator[Path]:
-        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)|\.\s*{re.escape(name)}(?!\w)")
-        for path in self.files:
+        """The files (of ``spelt``: those whose final text spells ``name``) that import
+        ``name`` from ``module`` or read it as an attribute of it."""
+        for path in spelt:
             if path == defining:
                 continue
             text = final(path)
-            if text is None or word.search(text) is None:
+            if text is None:
                 continue
-            tree = _parse(text)
-            if tree is not None and _uses(tree, module_name(path), path, module, name):
+            uses = self._uses_of(path, text)
+            if uses is not None and uses.uses(module, name):
                 yield path
+
+    def _uses_of(self, path: Path, text: str) -> _Uses | None:
+        """``_Uses`` of ``path`` whose text is ``text`` (``None``: it does not parse), read
+        once per text."""
+        known = self._uses.get(path)
+        if known is None or known[0] != text:
+            tree = _parse(text)
+            known = self._uses[path] = (
+                text,
+                None if tree is None else _Uses(tree, module_name(path), path),
+            )
+        return known[1]
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -184,27 +217,37 @@ def _is_package_name(modules: Mapping[str, Path], source: str, name: str) -> boo
     return f"{source}.{name}" in modules
 
 
-def _uses(tree: ast.Module, importer: str, path: Path, module: str, name: str) -> bool:
-    """Whether the file imports ``name`` from ``module`` or reads it as an attribute of it."""
-    aliases: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            source = absolute_module(node.module, node.level, importer, path)
-            for alias in node.names:
-                if source == module and alias.name == name:
-                    return True
-                if f"{source}.{alias.name}" == module:
-                    aliases.add(alias.asname or alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name == module:
-                    aliases.add(alias.asname or alias.name)
-    if not aliases:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name and _dotted(node.value) in aliases:
+class _Uses:
+    """What one file imports and which attributes it reads, from one walk of its tree, to
+    answer "does it import ``name`` from ``module`` or read it as an attribute of it?"
+    for any ``module`` and ``name``."""
+
+    def __init__(self, tree: ast.Module, importer: str, path: Path) -> None:
+        self.imported: set[tuple[str, str]] = set()
+        """``(module, name)`` of every ``from module import name``."""
+        self.aliases: dict[str, set[str]] = {}
+        """Module -> the names bound to it (``import M``, ``import M as a``,
+        ``from P import m``)."""
+        self.attributes: dict[str, set[str | None]] = {}
+        """Attribute -> the dotted names it is read on (``None``: another receiver)."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = absolute_module(node.module, node.level, importer, path)
+                for alias in node.names:
+                    self.imported.add((source, alias.name))
+                    bound = alias.asname or alias.name
+                    self.aliases.setdefault(f"{source}.{alias.name}", set()).add(bound)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.aliases.setdefault(alias.name, set()).add(alias.asname or alias.name)
+            elif isinstance(node, ast.Attribute):
+                self.attributes.setdefault(node.attr, set()).add(_dotted(node.value))
+
+    def uses(self, module: str, name: str) -> bool:
+        if (module, name) in self.imported:
             return True
-    return False
+        aliases = self.aliases.get(module)
+        return aliases is not None and not aliases.isdisjoint(self.attributes.get(name, ()))
 
 
 def _dotted(node: ast.expr) -> str | None:

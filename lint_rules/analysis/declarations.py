@@ -497,7 +497,20 @@ def _locate(
         if consulted is not None:
             for location in locations:
                 consult(consulted, location)
-        spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        try:
+            spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        except KeyError:
+            # A namespace package in a namespace package: its path would be recomputed
+            # from its parent in sys.modules, which nothing here imports.
+            spec = None
+            locations = [
+                os.path.join(entry, parts[depth - 1])
+                for entry in locations
+                if os.path.isdir(os.path.join(entry, parts[depth - 1]))
+            ] or None
+            if depth == len(parts):
+                raise ConfigError(f"module {module!r} has no Python source to read") from None
+            continue
         if spec is None:
             raise ConfigError(f"module {module!r} not found")
         locations = list(spec.submodule_search_locations or []) or None

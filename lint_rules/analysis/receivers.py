@@ -21,6 +21,15 @@ What makes a name known:
   after an ``if`` whose branch always leaves (``continue``, ``return``...), and
   ``match`` cases (``case X(...)``, ``case "value"`` on ``x.kind``).
 
+- with ``Members`` (``members.py``): what other modules (of the project and of the
+  configured packages) declare, read lazily: the
+  return annotation of an imported function, of a method of a known class (``self``
+  is its class), an attribute, property or TypedDict key of one (``x.get("key")``
+  too), ``with`` (``__enter__``) and iterating (``__iter__``) a known class.
+  Only for names a wanted expression's type may depend on (``_relevant``: a
+  flow-insensitive closure over assignments, loops and ``with``, through callees,
+  never call arguments), so that nothing else is looked up.
+
 Anything else is unknown: the analysis never guesses. It is flow-sensitive but
 simple: a loop body is walked once, branches that both continue merge by union
 and forget a name known in only one of them.
@@ -33,6 +42,10 @@ from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lint_rules.analysis.members import Members
 
 Types = frozenset[str]
 State = dict[str, Types]
@@ -130,11 +143,15 @@ def elements(types: Types) -> Types:
 
 
 def receiver_types(
-    tree: ast.Module, knowledge: Knowledge, wanted: Collection[ast.expr]
+    tree: ast.Module,
+    knowledge: Knowledge,
+    wanted: Collection[ast.expr],
+    members: Members | None = None,
 ) -> dict[int, Types]:
     """The types known for each ``wanted`` expression (by ``id``) where it is evaluated;
-    an expression nothing is known about is left out."""
-    walker = _Walker(tree, knowledge, wanted)
+    an expression nothing is known about is left out. ``members``: what the classes and
+    functions the module uses declare, wherever they are (without: only this module's)."""
+    walker = _Walker(tree, knowledge, wanted, members)
     with suppress(RecursionError):  # absurdly nested code: what was found so far stands
         walker.block(tree.body, {})
     return walker.found
@@ -161,6 +178,60 @@ def key_of(node: ast.expr) -> str | None:
         return None
     parts.append(node.id)
     return "".join(reversed(parts))
+
+
+def _names(node: ast.expr) -> set[str]:
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def _type_names(node: ast.expr) -> set[str]:
+    """The names the type of ``node`` may depend on: of a call, its callee's (not its
+    arguments'); of a comprehension, its element's and its iterables'."""
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Name):
+            found.add(current.id)
+        elif isinstance(
+            current, (ast.Attribute, ast.Subscript, ast.Await, ast.Starred, ast.NamedExpr)
+        ):
+            pending.append(current.value)
+        elif isinstance(current, ast.Call):
+            pending.append(current.func)
+        elif isinstance(current, ast.IfExp):
+            pending.extend((current.body, current.orelse))
+        elif isinstance(current, ast.BoolOp):
+            pending.extend(current.values)
+        elif isinstance(current, (ast.List, ast.Tuple, ast.Set)):
+            pending.extend(current.elts)
+        elif isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            pending.append(current.elt)
+            for generator in current.generators:
+                pending.append(generator.iter)
+                found |= _names(generator.target)
+    return found
+
+
+def _expressions(statement: ast.stmt) -> list[ast.expr]:
+    """The expressions of ``statement`` itself (not of the statements in its body)."""
+    return [
+        child
+        for name, child in ast.iter_fields(statement)
+        if isinstance(child, ast.expr) and name not in ("body", "orelse", "finalbody")
+    ] + [
+        item.context_expr
+        for item in getattr(statement, "items", ())
+        if isinstance(item, ast.withitem)
+    ]
+
+
+def has_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str) -> bool:
+    if isinstance(node, ast.Lambda):
+        return False
+    return any(
+        _last_name(d.func if isinstance(d, ast.Call) else d) == name for d in node.decorator_list
+    )
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -204,10 +275,16 @@ def _string(node: ast.expr) -> str | None:
 
 class _Walker:
     def __init__(
-        self, tree: ast.Module, knowledge: Knowledge, wanted: Collection[ast.expr]
+        self,
+        tree: ast.Module,
+        knowledge: Knowledge,
+        wanted: Collection[ast.expr],
+        members: Members | None = None,
     ) -> None:
         self.knowledge = knowledge
+        self.members = members
         self.wanted = {id(node) for node in wanted}
+        self.wanted_nodes = list(wanted)
         self.lines = sorted({node.lineno for node in wanted})
         """The lines of the wanted expressions: code spanning none of them is only walked
         for what it binds (a function or class body not at all)."""
@@ -215,7 +292,7 @@ class _Walker:
         self.comprehensions: dict[int, Types] = {}
         self.aliases: dict[str, ast.expr] = {}
         self.functions: dict[str, Types] = {}
-        self.class_stack: list[tuple[dict[str, Types], dict[str, Types]]] = []
+        self.class_stack: list[tuple[dict[str, Types], dict[str, Types], str | None]] = []
         for statement in tree.body:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = statement.targets[0]
@@ -231,9 +308,79 @@ class _Walker:
                 self.aliases[statement.target.id] = statement.value
             elif type(statement).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
                 self.aliases[statement.name.id] = statement.value  # type: ignore[attr-defined]
+        self.relevant = self._relevant(tree)
+        """Names whose value may reach a wanted expression: the others' types are never
+        computed (nor what other modules declare looked up for them)."""
+        self.top_classes: list[ast.ClassDef] = []
         for statement in tree.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[statement.name] = self.annotation(statement.returns)
+            elif isinstance(statement, ast.ClassDef):
+                self.top_classes.append(statement)
+
+    def _relevant(self, tree: ast.Module) -> set[str]:
+        """The names a wanted expression's type depends on, and (flow-insensitively) those
+        the types of what binds one of them depend on (``_type_names``: a call's callee,
+        not its arguments). Statements are visited, not expressions, except on the lines
+        of wanted expressions (their comprehensions and ``:=``)."""
+        relevant: set[str] = set()
+        for wanted in self.wanted_nodes:
+            relevant |= _type_names(wanted)
+        edges: list[tuple[set[str], set[str]]] = []
+        pending: list[ast.stmt] = list(tree.body)
+        while pending:
+            statement = pending.pop()
+            if isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            ) and not self.spans_wanted(statement):
+                continue
+            pairs: list[tuple[ast.expr, ast.expr]] = []
+            if isinstance(statement, ast.Assign):
+                pairs = [(target, statement.value) for target in statement.targets]
+            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                pairs = [(statement.target, statement.value)]
+            elif isinstance(statement, (ast.For, ast.AsyncFor)):
+                pairs = [(statement.target, statement.iter)]
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                pairs = [
+                    (item.optional_vars, item.context_expr)
+                    for item in statement.items
+                    if item.optional_vars is not None
+                ]
+            for target, value in pairs:
+                edges.append((_names(target), _type_names(value)))
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(statement, name, ()):
+                    pending.extend(child.body if not isinstance(child, ast.stmt) else [child])
+            if self._on_wanted_line(statement):
+                for node in _expressions(statement):
+                    for inner in ast.walk(node):
+                        if isinstance(inner, ast.comprehension):
+                            edges.append((_names(inner.target), _type_names(inner.iter)))
+                        elif isinstance(inner, ast.NamedExpr):
+                            edges.append((_names(inner.target), _type_names(inner.value)))
+        changed = True
+        while changed:
+            changed = False
+            for targets, values in edges:
+                if not targets.isdisjoint(relevant) and not values <= relevant:
+                    relevant |= values
+                    changed = True
+        return relevant
+
+    def _on_wanted_line(self, statement: ast.stmt) -> bool:
+        """Whether a wanted expression starts on one of the lines of ``statement`` that
+        are not in its body (the test or header of a compound statement)."""
+        body = getattr(statement, "body", None)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        end = body[0].lineno - 1 if isinstance(body, list) and body else statement.end_lineno
+        first = bisect_left(self.lines, statement.lineno)
+        return first < len(self.lines) and self.lines[first] <= (end or statement.lineno)
+
+    def matters(self, target: ast.expr) -> bool:
+        """Whether what ``target`` is bound to may reach a wanted expression."""
+        return not _names(target).isdisjoint(self.relevant)
 
     def spans_wanted(self, node: ast.AST) -> bool:
         """Whether ``node``'s lines hold the start of a wanted expression."""
@@ -270,7 +417,13 @@ class _Walker:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.expression(node.iter, state)
             inner = dict(state)
-            self.bind_target(node.target, elements(self.type_of(node.iter, state)), inner)
+            self.bind_target(
+                node.target,
+                self.iterated(node.iter, state, isinstance(node, ast.AsyncFor))
+                if self.matters(node.target)
+                else EMPTY,
+                inner,
+            )
             body = self.block(node.body, inner)
             after = dict(state)
             self.bind_target(node.target, EMPTY, after)
@@ -295,7 +448,11 @@ class _Walker:
             return after
         if isinstance(node, ast.Assign):
             self.expression(node.value, state)
-            types = self.type_of(node.value, state)
+            types = (
+                self.type_of(node.value, state)
+                if any(self.matters(target) for target in node.targets)
+                else EMPTY
+            )
             after = dict(state)
             for target in node.targets:
                 self.expression(target, state)
@@ -321,7 +478,13 @@ class _Walker:
             for item in node.items:
                 self.expression(item.context_expr, state)
                 if item.optional_vars is not None:
-                    self.bind_target(item.optional_vars, EMPTY, after)
+                    given: Types = EMPTY
+                    if self.members is not None and self.matters(item.optional_vars):
+                        given = self.members.entered(
+                            self.type_of(item.context_expr, state),
+                            isinstance(node, ast.AsyncWith),
+                        )
+                    self.bind_target(item.optional_vars, given, after)
             return self.block(node.body, after)
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             return self.try_statement(node, state)  # type: ignore[arg-type]
@@ -404,8 +567,15 @@ class _Walker:
             self.expression(decorator, state)
         positional = [*arguments.posonlyargs, *arguments.args]
         if self.class_stack and positional:
-            attributes, methods = self.class_stack[-1]
+            attributes, methods, class_name = self.class_stack[-1]
             receiver = positional[0].arg
+            if (
+                class_name is not None
+                and self.members is not None
+                and not has_decorator(node, "staticmethod")
+                and not has_decorator(node, "classmethod")
+            ):
+                inner[receiver] = frozenset({class_name})  # what its bases declare, too
             for name, types in attributes.items():
                 inner[f"{receiver}.{name}"] = types
             for name, types in methods.items():
@@ -432,7 +602,11 @@ class _Walker:
                 if receiver:
                     self._self_annotations(statement, receiver[0].arg, attributes)
         self.class_stack.append(
-            ({k: v for k, v in attributes.items() if v}, {k: v for k, v in methods.items() if v})
+            (
+                {k: v for k, v in attributes.items() if v},
+                {k: v for k, v in methods.items() if v},
+                node.name if not self.class_stack and self._top_level(node) else None,
+            )
         )
         try:
             self.block(node.body, dict(state))
@@ -509,7 +683,11 @@ class _Walker:
         inner = dict(state)
         for generator in node.generators:
             self.expression(generator.iter, inner)
-            iterated = elements(self.type_of(generator.iter, inner))
+            iterated = (
+                self.iterated(generator.iter, inner, bool(generator.is_async))
+                if self.matters(generator.target)
+                else EMPTY
+            )
             inner = dict(inner)
             self.bind_target(generator.target, iterated, inner)
             for condition in generator.ifs:
@@ -539,6 +717,12 @@ class _Walker:
             if isinstance(node.slice, ast.Slice):
                 return self.type_of(node.value, state)
             return elements(self.type_of(node.value, state))
+        if self.members is not None:
+            if isinstance(node, ast.Attribute):
+                return self.members.attribute(self.type_of(node.value, state), node.attr)
+            key = _string(node.slice) if isinstance(node, ast.Subscript) else None
+            if key is not None:  # a TypedDict's key
+                return self.members.attribute(self.type_of(node.value, state), key)  # type: ignore[attr-defined]
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return self.comprehensions.get(id(node), EMPTY)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -557,6 +741,10 @@ class _Walker:
                 return frozenset({callee.id})
             if callee.id in self.functions:
                 return self.functions[callee.id]
+            if self.members is not None:
+                given = self.members.function(callee.id)
+                if given:
+                    return given
             return knowledge.producers.get(callee.id, EMPTY)
         if isinstance(callee, ast.Attribute):
             owner = key_of(callee.value)
@@ -564,8 +752,40 @@ class _Walker:
                 return state[f"{owner}.{callee.attr}()"]
             if callee.attr in knowledge.classes:
                 return frozenset({callee.attr})
+            if self.members is not None:
+                given = self._member_call(node, callee, state)
+                if given:
+                    return given
             return knowledge.producers.get(callee.attr, EMPTY)
         return EMPTY
+
+    def _member_call(self, node: ast.Call, callee: ast.Attribute, state: State) -> Types:
+        """What a method of a known class returns; ``get("key")`` of a TypedDict: the key's type."""
+        assert self.members is not None
+        owner = self.type_of(callee.value, state)
+        if not owner:
+            return EMPTY
+        if (
+            callee.attr == "get"
+            and 1 <= len(node.args) <= 2
+            and not node.keywords
+            and (key := _string(node.args[0])) is not None
+        ):
+            given = self.members.attribute(owner, key)
+            if given:
+                return given
+        return self.members.returned(owner, callee.attr)
+
+    def iterated(self, iterable: ast.expr, state: State, asynchronous: bool) -> Types:
+        """What iterating over ``iterable`` gives."""
+        types = self.type_of(iterable, state)
+        found = elements(types)
+        if not found and types and self.members is not None:
+            found = self.members.iterated(types, asynchronous)
+        return found
+
+    def _top_level(self, node: ast.ClassDef) -> bool:
+        return node in self.top_classes
 
     # Narrowing --------------------------------------------------------------------
 
@@ -628,6 +848,15 @@ class _Walker:
             attribute: str | None = field_side.attr
         elif isinstance(field_side, ast.Subscript):
             attribute = _string(field_side.slice)
+        elif (
+            isinstance(field_side, ast.Call)
+            and isinstance(field_side.func, ast.Attribute)
+            and field_side.func.attr == "get"
+            and 1 <= len(field_side.args) <= 2
+            and not field_side.keywords
+        ):  # a TypedDict's `.get("kind")`
+            attribute = _string(field_side.args[0])
+            field_side = field_side.func
         else:
             return state
         key = key_of(field_side.value)

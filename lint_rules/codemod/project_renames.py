@@ -24,7 +24,8 @@ another way) gets findings without fixes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import ast
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from lint_rules.codemod.references import (
     RenameError,
     RenameTarget,
     classify_attributes,
-    occurrences,
+    occurrences_of,
     plan,
     reference_command,
     rename_edits,
@@ -117,19 +118,21 @@ class ProjectRenames:
     def spellings(self) -> frozenset[str]:
         return frozenset(target.old for target in self._judged)
 
-    def sites(self, path: Path, text: str) -> list[Site]:
-        """What LR001 reports in ``path`` (whose text is ``text``) for the judged targets."""
-        spellings = {s for s in self.spellings if s in text}
-        if not spellings:
-            return []
-        now = {spelling: _occurrences(path, text, spelling) for spelling in spellings}
+    def sites(self, path: Path, text: str, tree: ast.Module | None = None) -> list[Site]:
+        """What LR001 reports in ``path`` (whose text is ``text``, whose syntax tree is
+        ``tree`` when the caller has it) for the judged targets: the file is walked once for
+        every spelling it holds."""
+        resolved = path.resolve()
+        now = self._plan.read_occurrences(resolved, text) if self._plan is not None else None
+        if now is None:
+            now = _occurrences_of(path, text, self.spellings, tree)
         if not any(now.values()):
             return []
         self._make_plan()
         found: list[Site] = []
         for spelling, current in now.items():
             if current:
-                found.extend(self._sites_of(path.resolve(), spelling, current))
+                found.extend(self._sites_of(resolved, spelling, current))
         return sorted(found, key=lambda site: (site.line, site.column, site.key))
 
     # -- the plan -----------------------------------------------------------------------------
@@ -162,10 +165,7 @@ class ProjectRenames:
         if self._error is not None or self._plan is None:
             why = self._error or "the reference engine gave no answer"
             return [_site(o, judged[0].target, False, note=why) for o in current]
-        planned = {
-            j.target: [o for o in self._plan.occurrences.get(j.reference, []) if o.path == path]
-            for j in judged
-        }
+        planned = {j.target: self._plan.in_file(j.reference, path) for j in judged}
         read = next((found for found in planned.values() if found), [])
         renamed_safe = {
             o.start
@@ -220,10 +220,16 @@ def _count(number: int, noun: str) -> str:
 
 
 def _occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
+    return _occurrences_of(path, text, (spelling,)).get(spelling, [])
+
+
+def _occurrences_of(
+    path: Path, text: str, spellings: Iterable[str], tree: ast.Module | None = None
+) -> dict[str, list[Occurrence]]:
     try:
-        return occurrences(path.resolve(), text, spelling)
+        return occurrences_of(path.resolve(), text, spellings, tree)
     except (SyntaxError, ValueError):
-        return []
+        return {}
 
 
 @dataclass

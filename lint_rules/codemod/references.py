@@ -27,8 +27,8 @@ import queue
 import re
 import shutil
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -391,6 +391,10 @@ class Occurrence:
     on_import: bool = True
     """For an ``attribute``: whether its receiver may be a module (a name this file
     imports); a call's result, a literal or a local object is never one."""
+    on_string: bool = False
+    """For an ``attribute``: whether its receiver is provably a ``str`` (a string literal,
+    an f-string, or a call of the builtin ``str``, which the file does not rebind), so the
+    attribute is ``str``'s own: never a module's nor the project's."""
 
 
 _STRING_KINDS = frozenset({"__all__", "getattr", "options", "format"})
@@ -406,103 +410,222 @@ def occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
     function's own ``**`` parameter, or a parameter of a function of the same module
     it is handed to). Other strings are values, not names: never an occurrence here.
     """
-    import ast
+    return occurrences_of(path, text, (spelling,)).get(spelling, [])
 
-    if spelling not in text:
-        return []
-    tree = ast.parse(text)
+
+def occurrences_of(
+    path: Path, text: str, spellings: Iterable[str], tree: ast.Module | None = None
+) -> dict[str, list[Occurrence]]:
+    """``occurrences`` of each of ``spellings`` (those the text holds) in one parse and one
+    walk of the file, whatever the number of spellings; ``tree``: the file's syntax tree
+    when the caller has it (``ast.parse(text)``)."""
+    present = {spelling for spelling in spellings if spelling in text}
+    if not present:
+        return {}
+    if tree is None:
+        tree = ast.parse(text)
     lines = text.splitlines(keepends=True)
-    found: list[Occurrence] = []
+    found: dict[str, list[Occurrence]] = {spelling: [] for spelling in present}
 
     def at(line: int, byte_column: int) -> Position:
         source = lines[line - 1] if 0 < line <= len(lines) else ""
         column = byte_column if source.isascii() else len(source.encode()[:byte_column].decode())
         return Position(line, column)
 
-    def add(position: Position, kind: str) -> None:
-        found.append(Occurrence(path, position, kind))
+    def add(spelling: str, position: Position, kind: str) -> None:
+        found[spelling].append(Occurrence(path, position, kind))
 
-    def named(node: ast.AST, start_line: int, start_column: int, kind: str) -> None:
+    def named(spelling: str, start_line: int, start_column: int, kind: str) -> None:
         """The spelling inside the node's first line, after ``start_column``."""
         line = lines[start_line - 1]
         prefix = len(line.encode()[:start_column].decode()) if not line.isascii() else start_column
         index = _word(line, spelling, prefix)
         if index >= 0:
-            add(Position(start_line, index), kind)
+            add(spelling, Position(start_line, index), kind)
 
-    dictionaries = _kwargs_dictionaries(tree)
+    nodes = _nodes_near(tree, text, (*present, "import", "str"))
+    dictionaries_of: list[set[tuple[str, int]]] = []
+
+    def dictionaries() -> set[tuple[str, int]]:
+        """``_kwargs_dictionaries`` of the whole file, on first need."""
+        if not dictionaries_of:
+            dictionaries_of.append(_kwargs_dictionaries(tree))
+        return dictionaries_of[0]
+
     imported = {
         (alias.asname or alias.name).split(".")[0]
-        for node in ast.walk(tree)
+        for node in nodes
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
     }
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == spelling:
-            add(at(node.lineno, node.col_offset), "name")
-        elif isinstance(node, ast.Attribute) and node.attr == spelling:
-            end = at(node.end_lineno or node.lineno, node.end_col_offset or 0)
-            receiver = node.value
-            on_import = isinstance(receiver, ast.Name) and receiver.id in imported
-            found.append(
-                Occurrence(
-                    path,
-                    Position(end.line, end.column - len(spelling)),
-                    "attribute",
-                    on_import=on_import or isinstance(receiver, ast.Attribute),
+    builtin_str: bool | None = None  # whether `str` is the builtin here (known on first need)
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            if node.id in present:
+                add(node.id, at(node.lineno, node.col_offset), "name")
+        elif isinstance(node, ast.Attribute):
+            if node.attr in present:
+                spelling = node.attr
+                end = at(node.end_lineno or node.lineno, node.end_col_offset or 0)
+                receiver = node.value
+                on_import = isinstance(receiver, ast.Name) and receiver.id in imported
+                on_string = isinstance(receiver, ast.JoinedStr) or (
+                    isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)
                 )
-            )
-        elif isinstance(node, ast.arg) and node.arg == spelling:
-            add(at(node.lineno, node.col_offset), "parameter")
-        elif isinstance(node, ast.keyword) and node.arg == spelling:
-            add(at(node.lineno, node.col_offset), "keyword")
+                if _calls_str(receiver):
+                    if builtin_str is None:
+                        builtin_str = not _binds_str(nodes)
+                    on_string = builtin_str
+                found[spelling].append(
+                    Occurrence(
+                        path,
+                        Position(end.line, end.column - len(spelling)),
+                        "attribute",
+                        on_import=on_import or isinstance(receiver, ast.Attribute),
+                        on_string=on_string,
+                    )
+                )
+        elif isinstance(node, ast.arg):
+            if node.arg in present:
+                add(node.arg, at(node.lineno, node.col_offset), "parameter")
+        elif isinstance(node, ast.keyword):
+            if node.arg in present:
+                add(node.arg, at(node.lineno, node.col_offset), "keyword")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == spelling:
-                named(node, node.lineno, node.col_offset, "definition")
+            if node.name in present:
+                named(node.name, node.lineno, node.col_offset, "definition")
         elif isinstance(node, ast.alias):
-            if spelling in node.name.split(".") or node.asname == spelling:
-                named(node, node.lineno, node.col_offset, "import")
+            parts = node.name.split(".")
+            for spelling in present:
+                if spelling in parts or node.asname == spelling:
+                    named(spelling, node.lineno, node.col_offset, "import")
         elif isinstance(node, ast.Assign) and _is_all(node):
             for element in _strings(node.value):
-                if element.value == spelling:
-                    add(at(element.lineno, element.col_offset + 1), "__all__")
+                if element.value in present:
+                    add(element.value, at(element.lineno, element.col_offset + 1), "__all__")
         elif isinstance(node, ast.Call):
             function = node.func
             if (
                 isinstance(function, ast.Name)
                 and function.id in _GETATTR
                 and len(node.args) >= 2
-                and _string(node.args[1]) == spelling
+                and _string(node.args[1]) in present
             ):
-                add(at(node.args[1].lineno, node.args[1].col_offset + 1), "getattr")
+                name = node.args[1]
+                add(_string(name) or "", at(name.lineno, name.col_offset + 1), "getattr")
             elif (
                 isinstance(function, ast.Attribute)
                 and function.attr in _DICT_READS
                 and isinstance(function.value, ast.Name)
-                and (function.value.id, node.lineno) in dictionaries
                 and node.args
-                and _string(node.args[0]) == spelling
+                and _string(node.args[0]) in present
+                and (function.value.id, node.lineno) in dictionaries()
             ):
-                add(at(node.args[0].lineno, node.args[0].col_offset + 1), "options")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if f".{spelling}" in node.value and _format_field(spelling).search(node.value):
-                line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
-                start = (
-                    len(line.encode()[: node.col_offset].decode())
-                    if not line.isascii()
-                    else node.col_offset
-                )
-                match = re.compile(rf"\.{re.escape(spelling)}\b").search(line, start)
-                if match is not None:
-                    add(Position(node.lineno, match.start() + 1), "format")
+                key = node.args[0]
+                add(_string(key) or "", at(key.lineno, key.col_offset + 1), "options")
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and "." in node.value:
+                for spelling in present:
+                    if f".{spelling}" in node.value and _format_field(spelling).search(node.value):
+                        _format_occurrence(node, spelling, lines, found[spelling], path)
         elif (
             isinstance(node, ast.Subscript)
             and isinstance(node.value, ast.Name)
-            and (node.value.id, node.lineno) in dictionaries
-            and _string(node.slice) == spelling
+            and _string(node.slice) in present
+            and (node.value.id, node.lineno) in dictionaries()
         ):
-            add(at(node.slice.lineno, node.slice.col_offset + 1), "options")
-    return sorted(found)
+            key = node.slice
+            add(_string(key) or "", at(key.lineno, key.col_offset + 1), "options")
+    return {spelling: sorted(listed) for spelling, listed in found.items()}
+
+
+def _calls_str(node: ast.expr) -> bool:
+    """Whether ``node`` is a call ``str(...)`` (of whatever ``str`` is bound to)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "str"
+        and not node.keywords
+        and len(node.args) <= 1
+        and not any(isinstance(argument, ast.Starred) for argument in node.args)
+    )
+
+
+def _nodes_near(tree: ast.Module, text: str, words: Sequence[str]) -> list[ast.AST]:
+    """The nodes of ``tree`` whose lines (a definition's decorators included) hold one of
+    ``words`` (as text), with their ancestors: every node whose identifier, name, keyword
+    or string can be one of the words, without walking the rest of the file. A node
+    without a position is always walked into; a non-ASCII text (where an identifier may
+    be spelt otherwise, NFKC) or one with ``\\r`` line endings is walked whole."""
+    if not text.isascii() or "\r" in text:
+        return list(ast.walk(tree))
+    import bisect
+
+    lines = [
+        number
+        for number, line in enumerate(text.split("\n"), start=1)
+        if any(word in line for word in words)
+    ]
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is not None:
+                last = getattr(child, "end_lineno", None) or first
+                for decorator in getattr(child, "decorator_list", ()):
+                    first = min(first, decorator.lineno)  # above a `def` or `class` line
+                index = bisect.bisect_left(lines, first)
+                if index == len(lines) or lines[index] > last:
+                    continue  # no line of this node holds a word
+            stack.append(child)
+    return found
+
+
+def _binds_str(nodes: Sequence[ast.AST]) -> bool:
+    """Whether the file may bind the name ``str`` (then ``str(...)`` is not the builtin's
+    call): an assignment, a parameter, a definition, an import (``*`` included), a
+    ``match`` capture or an ``except ... as str``."""
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            if node.id == "str" and not isinstance(node.ctx, ast.Load):
+                return True
+        elif isinstance(node, ast.arg):
+            if node.arg == "str":
+                return True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "str":
+                return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*" or (alias.asname or alias.name).split(".")[0] == "str":
+                    return True
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)):
+            if node.name == "str":
+                return True
+        elif isinstance(node, ast.MatchMapping) and node.rest == "str":
+            return True
+    return False
+
+
+_STR_ATTRIBUTES = frozenset(dir(str))
+"""The attributes every ``str`` has: on a receiver that is a ``str`` (``Occurrence.on_string``)
+the engine leads to ``str``'s own, outside the project."""
+
+
+def _format_occurrence(
+    node: ast.Constant, spelling: str, lines: list[str], found: list[Occurrence], path: Path
+) -> None:
+    """The ``format`` occurrence of ``spelling`` in a string constant's first line."""
+    line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
+    start = (
+        len(line.encode()[: node.col_offset].decode()) if not line.isascii() else node.col_offset
+    )
+    match = re.compile(rf"\.{re.escape(spelling)}\b").search(line, start)
+    if match is not None:
+        found.append(Occurrence(path, Position(node.lineno, match.start() + 1), "format"))
 
 
 def _format_field(spelling: str) -> re.Pattern[str]:
@@ -541,26 +664,29 @@ def _string(node: Any) -> str | None:
     return None
 
 
-def _kwargs_dictionaries(tree: Any) -> set[tuple[str, int]]:
+def _kwargs_dictionaries(tree: Any, nodes: Sequence[Any] | None = None) -> set[tuple[str, int]]:
     """``(name, line)`` of every line of a function where ``name`` holds a ``**kwargs``
     dictionary: the function's ``**`` parameter, and the parameter of a function of the
-    same module that such a dictionary is handed to positionally."""
+    same module that such a dictionary is handed to positionally (``nodes``: every node
+    of ``tree``, when the caller has walked it)."""
     import ast
 
     functions = {
         node.name: node
-        for node in ast.walk(tree)
+        for node in (ast.walk(tree) if nodes is None else nodes)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     holders: dict[str, set[str]] = {}
     for name, function in functions.items():
         if function.args.kwarg is not None:
             holders.setdefault(name, set()).add(function.args.kwarg.arg)
-    changed = True
+    changed = bool(holders)
     while changed:  # hand-offs: `validate(options)` makes `validate`'s parameter one too
         changed = False
         for name, function in functions.items():
-            held = holders.get(name, set())
+            held = holders.get(name)
+            if not held:
+                continue  # nothing to hand on from here
             for call in ast.walk(function):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
                     continue
@@ -704,6 +830,8 @@ class Classifier:
             return _with(occurrence, OTHER)  # `retry.method_whitelist`: an attribute
         if occurrence.kind in _STRING_KINDS:
             return _with(occurrence, UNKNOWN, _UNRESOLVED[occurrence.kind])
+        if occurrence.on_string and self.module_attribute:
+            return _with(occurrence, OTHER)  # `str(text).split`: a string's, not a module's
         answers = self.server.definition(path, occurrence.start)
         if any((a.path, a.start) == self._target for a in answers):
             return _with(occurrence, TARGET)
@@ -1185,22 +1313,30 @@ def classify(
     return classifier.classify(found)
 
 
-def occurrences_in(files: Sequence[Path], spellings: set[str]) -> dict[str, list[Occurrence]]:
+def occurrences_in(
+    files: Sequence[Path],
+    spellings: set[str],
+    read: dict[Path, tuple[bytes, dict[str, list[Occurrence]]]] | None = None,
+) -> dict[str, list[Occurrence]]:
     """The occurrences of each spelling: each file is read once and tested for every
-    spelling at once, and parsed only for the spellings it holds (a file that does not
-    parse or decode has none)."""
+    spelling at once, and parsed and walked once if it holds any (a file that does not
+    parse or decode has none). ``read`` is given the digest and occurrences of each file
+    holding a spelling (``Plan.read``)."""
     found: dict[str, list[Occurrence]] = {spelling: [] for spelling in spellings}
     for path in files:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        for spelling in spellings:
-            if spelling in text:
-                try:
-                    found[spelling].extend(occurrences(path.resolve(), text, spelling))
-                except (SyntaxError, ValueError):
-                    break
+        resolved = path.resolve()
+        try:
+            held = occurrences_of(resolved, text, spellings)
+        except (SyntaxError, ValueError):
+            continue
+        if read is not None and held:
+            read[resolved] = (text_digest(text), held)
+        for spelling, listed in held.items():
+            found[spelling].extend(listed)
     return found
 
 
@@ -1226,13 +1362,43 @@ class Plan:
     missing: set[RenameTarget]
     """Targets not defined in their module (e.g. already renamed): an occurrence that
     still resolves is another thing's, one that does not is unknown."""
+    read: dict[Path, tuple[bytes, dict[str, list[Occurrence]]]] = field(default_factory=dict)
+    """Each file the plan read: the digest of its text (``text_digest``) and the
+    occurrences of each spelling in it, unclassified (``occurrences_of``)."""
+    _by_file: dict[RenameTarget, dict[Path, list[Occurrence]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def unknown(self, target: RenameTarget) -> list[Occurrence]:
         return [o for o in self.occurrences.get(target, ()) if o.verdict == UNKNOWN]
 
+    def in_file(self, target: RenameTarget, path: Path) -> list[Occurrence]:
+        """The target's classified occurrences in ``path`` (resolved), in order."""
+        by_file = self._by_file.get(target)
+        if by_file is None:
+            by_file = self._by_file[target] = {}
+            for occurrence in self.occurrences.get(target, ()):
+                by_file.setdefault(occurrence.path, []).append(occurrence)
+        return by_file.get(path, [])
+
+    def read_occurrences(self, path: Path, text: str) -> dict[str, list[Occurrence]] | None:
+        """The unclassified occurrences the plan read in ``path`` (resolved), if its text
+        is still ``text``; ``None``: not read, or changed since."""
+        read = self.read.get(path)
+        if read is None or read[0] != text_digest(text):
+            return None
+        return read[1]
+
     @property
     def withheld(self) -> set[RenameTarget]:
         return {t for t in self.occurrences if self.unknown(t)}
+
+
+def text_digest(text: str) -> bytes:
+    """A digest of a file's text, to tell whether it is still the text that was read."""
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def plan(
@@ -1243,10 +1409,10 @@ def plan(
 ) -> Plan:
     """Classify every occurrence of every target in ``files``, paying per file, not per
     file and target: each file is read once and tested for every spelling at once; each
-    file holding a spelling is parsed once per spelling it holds; the engine starts only
-    if some spelling occurs, and answers every target from the same (warm) process."""
-    found = occurrences_in(files, {target.old for target in targets})
+    file holding a spelling is parsed and walked once for all of them; the engine starts
+    only if some spelling occurs, and answers every target from the same (warm) process."""
     result = Plan({}, set())
+    found = occurrences_in(files, {target.old for target in targets}, result.read)
     live = [t for t in targets if found[t.old]]
     if not live:
         return result
@@ -1517,6 +1683,9 @@ def classify_attributes(
         for spelling, attributes in found.items():
             decided = []
             for occurrence in attributes:
+                if occurrence.on_string and spelling in _STR_ATTRIBUTES:
+                    decided.append(_with(occurrence, OTHER))  # `str(text).split`: `str`'s
+                    continue
                 answers = server.definition(occurrence.path, occurrence.start)
                 if any(_inside(answer.path, root) for answer in answers):
                     decided.append(_with(occurrence, TARGET))

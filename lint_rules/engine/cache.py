@@ -162,12 +162,13 @@ def run_key(config: Config, rules: Sequence[Rule], options: RunOptions) -> str:
     ]
 
 
-def _stamp(path: Path) -> tuple[str, int, int] | str:
+def _stamp(path: Path) -> tuple[str, str] | str:
+    """A dependency by content: an edit that keeps its size and modification time (a
+    checkout, a restored time stamp) still changes the key."""
     try:
-        status = path.stat()
+        return str(path), content_digest(path.read_bytes())
     except OSError:
         return f"{path}: missing"
-    return str(path), status.st_size, status.st_mtime_ns
 
 
 def _row(finding: Finding) -> list[Any]:

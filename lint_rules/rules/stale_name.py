@@ -686,7 +686,7 @@ class StaleNameRule(Rule):
         """Report the judged targets' sites in this file; the targets left to the per-file
         resolver (a library's, renamed in its users) are returned."""
         starts = self.file.line_starts
-        for site in judge.sites(self.file.path, self.file.text):
+        for site in judge.sites(self.file.path, self.file.text, self.file.ast_tree):
             start = starts[site.line - 1] + site.column
             end = start + len(site.old)
             message = self.MESSAGE.format(old=site.key, new=site.new)

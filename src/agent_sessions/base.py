@@ -30,6 +30,8 @@ client or pool it was given.
 from __future__ import annotations
 
 import abc
+import asyncio
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Final, Generic, TypeVar, cast
@@ -140,13 +142,47 @@ def default_session_settings() -> SessionSettings:
 class Closing(Coroutine[Any, Any, None]):
     """What ``close()`` returns. The session or store is already closed when ``close()``
     returns; awaiting this (``await``, ``asyncio.run``) releases what it held. It is a
-    coroutine that was never started until awaited: leaving it unawaited warns nothing."""
+    coroutine that was never started until awaited: leaving it unawaited warns nothing.
 
-    __slots__ = ("_release", "_running")
+    ``close()`` called plainly, as the Agents SDK's examples do, releases too: when this
+    object is dropped unawaited (at once, in CPython, for a plain ``session.close()``),
+    ``release_now`` runs if the backend has one (SQLite: its connections are closed at
+    that moment), else the release is started as a task on the running event loop, or run
+    to its end with ``asyncio.run`` when no loop runs in this thread."""
 
-    def __init__(self, release: Release | None = None) -> None:
+    __slots__ = ("_release", "_release_now", "_running")
+
+    def __init__(
+        self, release: Release | None = None, release_now: Callable[[], None] | None = None
+    ) -> None:
         self._release = release
+        self._release_now = release_now
         self._running: Coroutine[Any, Any, None] | None = None
+
+    def release_now(self) -> None:
+        """Release what was held without awaiting (what dropping this unawaited does); a
+        no-op once awaited or released."""
+        if self._running is not None or self._release is None:
+            return
+        release, now = self._release, self._release_now
+        self._release = self._release_now = None
+        if now is not None:
+            now()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(_awaited(release))
+            return
+        task = loop.create_task(_awaited(release))
+        _releasing.add(task)  # held until done: the loop keeps only weak references
+        task.add_done_callback(_release_done)
+
+    def __del__(self) -> None:
+        try:
+            self.release_now()
+        except Exception:  # nowhere to raise from a finalizer: say it
+            _logger.warning("releasing a closed session's resources failed", exc_info=True)
 
     def _coroutine(self) -> Coroutine[Any, Any, None]:
         if self._running is None:
@@ -170,6 +206,20 @@ class Closing(Coroutine[Any, Any, None]):
 
     def __await__(self) -> Generator[Any, None, None]:
         return self._coroutine().__await__()
+
+
+_logger = logging.getLogger("agent_sessions")
+_releasing: set[asyncio.Task[None]] = set()
+
+
+async def _awaited(release: Release) -> None:
+    await release()
+
+
+def _release_done(task: asyncio.Task[None]) -> None:
+    _releasing.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        _logger.warning("releasing a closed session's resources failed", exc_info=task.exception())
 
 
 class BaseStore(abc.ABC):
@@ -214,7 +264,7 @@ class BaseStore(abc.ABC):
         if self._closed:
             return Closing()
         self._closed = True
-        return Closing(self._close)
+        return Closing(self._close, self._close_now)
 
     async def __aenter__(self) -> Self:
         return self
@@ -260,6 +310,10 @@ class BaseStore(abc.ABC):
         """Release the connections this store created (called once, on the first
         ``close()``, when it is awaited). A store that holds nothing needs nothing here."""
         return None
+
+    _close_now: Callable[[], None] | None = None
+    """What releases this store's connections without awaiting, for a ``close()`` that is
+    never awaited (``None``: ``_close`` is then run as a task, see :class:`Closing`)."""
 
 
 class BaseSession(SessionABC, Generic[_StoreT]):
@@ -415,7 +469,7 @@ class BaseSession(SessionABC, Generic[_StoreT]):
             return Closing()
         self._closed = True
         release, self._release = self._release, None
-        return Closing(release)
+        return Closing(release, getattr(release, "now", None))
 
     def _check_open(self) -> None:
         if self._closed:

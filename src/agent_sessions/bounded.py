@@ -43,8 +43,8 @@ protocol, so they work over every backend. What a caller may rely on:
   session has that optional capability
   (:class:`~agent_sessions.protocol.ReplacingSession`: every backend of this library, in
   one transaction or MULTI/EXEC): a failure, or a process killed at any point, leaves
-  the old history or the compacted one. Without it (a third-party session, or a wrapper
-  such as ``EncryptedSession`` in between) the write is ``clear_session`` then
+  the old history or the compacted one (``EncryptedSession`` has it too, over a session
+  that has it). Without it (a third-party session) the write is ``clear_session`` then
   ``add_items``, the only way the bare protocol can replace a history; a store failing
   between them gets the history put back, but a process that dies between them loses
   it unless ``keep_originals`` saved it (below). Either way the write is shielded from

@@ -70,6 +70,9 @@ What a caller may rely on:
 - **Concurrent branch operations** (create, switch, delete) from several handles are not
   serialized: each is atomic, and the log's order decides (a later ``create`` of a name
   replaces the earlier one).
+- **replace_items** (the optional ReplacingSession capability) replaces the current
+  branch's history through its session's own ``replace_items``, so a
+  ``CompactingSession`` over this wrapper compacts the current branch atomically.
 - **Lifecycle.** ``close()`` closes every branch session this wrapper opened (a store's
   handles; the store itself is the caller's).
 """
@@ -90,6 +93,7 @@ from .models import Usage
 from .protocol import (
     InvalidSessionIdError,
     Item,
+    ReplacingSession,
     Session,
     SessionABC,
     SessionSettings,
@@ -227,6 +231,18 @@ class BranchingSession(SessionABC):
     async def clear_session(self) -> None:
         """Remove every item of the current branch (other branches and usage stay)."""
         await (await self.current_session()).clear_session()
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` the current branch's whole history in one atomic step, through
+        its session's ``replace_items`` (the ReplacingSession capability a
+        ``CompactingSession`` above writes through); ``NotImplementedError``, nothing
+        written, when that session lacks it."""
+        current = await self.current_session()
+        if not isinstance(current, ReplacingSession):
+            raise NotImplementedError(
+                f"{type(current).__name__} cannot replace a history atomically"
+            )
+        await current.replace_items(items)
 
     async def close(self) -> None:
         """Close this wrapper and every branch session it opened. Idempotent."""

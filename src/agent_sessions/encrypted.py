@@ -46,6 +46,10 @@ rely on:
   and other writers move them), so someone who can write to the store can reorder or
   delete items of a session, or replay one of its own items; they cannot read, alter,
   forge or move items between sessions.
+- **replace_items** (the optional ReplacingSession capability) encrypts the new history
+  and hands it to the wrapped session's ``replace_items``, so a ``CompactingSession`` over
+  this wrapper compacts atomically too; over a session without it, it raises
+  ``NotImplementedError`` before writing anything.
 - **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too.
 
 ``cryptography`` is an optional dependency: ``pip install "agent-sessions[encryption]"``.
@@ -71,6 +75,7 @@ from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
     EncodedAppend,
     Item,
+    ReplacingSession,
     Session,
     SessionABC,
     SessionSettings,
@@ -211,6 +216,20 @@ class EncryptedSession(SessionABC):
                 await self._add_encoded(self._keys[0].seal_texts(encoded, at))
             else:
                 await self.session.add_items(self._keys[0].seal(encoded, at))
+
+    async def replace_items(self, items: list[Item]) -> None:
+        """Make ``items`` (encrypted) the whole history in one atomic step, through the
+        wrapped session's ``replace_items`` (the ReplacingSession capability, which a
+        ``CompactingSession`` above this wrapper writes through). Raises
+        ``NotImplementedError``, nothing written, when the wrapped session lacks it."""
+        self._check_open()
+        if not isinstance(self.session, ReplacingSession):
+            raise NotImplementedError(
+                f"{type(self.session).__name__} cannot replace a history atomically"
+            )
+        encoded = encode_items(items)
+        at = int(self._clock() * 1000)
+        await self.session.replace_items(self._keys[0].seal(encoded, at) if encoded else [])
 
     async def pop_item(self) -> Item | None:
         """Remove and return the latest readable item; see the module's documentation for

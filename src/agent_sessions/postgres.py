@@ -668,10 +668,10 @@ class _OwnPool:
         nothing runs on a closed loop, so none of them is in use, and the server should
         not keep them until the garbage collector runs."""
         self._closed = True
-        self._idle = []
-        for conn in list(self._opened):
+        for conn in list(self._opened):  # before the idle list goes: it holds them
             if not conn.closed:
                 conn.pgconn.finish()
+        self._idle = []
 
 
 class _InjectedPool:

@@ -45,8 +45,8 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from itertools import repeat
@@ -182,6 +182,7 @@ class SQLiteStore(BaseStore):
         self._schema_ready = False
         self._executor_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
+        self._jobs = 0  # submitted to the executor and not done yet
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.db_path!r}, durable={self.durable})"
@@ -239,6 +240,25 @@ class SQLiteStore(BaseStore):
             await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
         self._connections.close()
 
+    def _close_now(self) -> None:
+        """``_close`` for a ``close()`` never awaited: the connections are closed at once,
+        unless worker threads are still running operations (then a thread closes them when
+        those are done; no new one starts on a closed store)."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is None:
+            self._connections.close()
+            return
+
+        def close_when_idle() -> None:
+            executor.shutdown()
+            self._connections.close()
+
+        if self._jobs == 0:  # idle workers end at once
+            close_when_idle()
+        else:
+            threading.Thread(target=close_when_idle, name="agent-sessions-sqlite-close").start()
+
     # -- running operations ------------------------------------------------------------
 
     async def _run(
@@ -267,12 +287,7 @@ class SQLiteStore(BaseStore):
                     pass
             operation = in_worker
             abandoned = threading.Event()
-            job = self._waiting_executor().submit(
-                self._connections.run_waiting,
-                operation,
-                time.monotonic() + self.busy_timeout,
-                abandoned,
-            )
+            job = self._submit(operation, time.monotonic() + self.busy_timeout, abandoned)
             # One asyncio future for the job, awaited (through the shield) and, when this
             # call is cancelled, settled: its outcome is always read, so asyncio never logs
             # "Future exception was never retrieved" for a job that gave up.
@@ -331,14 +346,28 @@ class SQLiteStore(BaseStore):
             f"SQLite database {self.db_path} is read-only ({why}); nothing was written"
         )
 
-    def _waiting_executor(self) -> ThreadPoolExecutor:
+    def _submit(
+        self,
+        operation: Callable[[sqlite3.Connection], _T],
+        until: float,
+        abandoned: threading.Event,
+    ) -> Future[_T]:
+        """``operation`` as a job of the store's worker threads, counted in ``_jobs`` until
+        it is done."""
         with self._executor_lock:
             self.check_open()
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
                     max_workers=_MAX_WAITING_THREADS, thread_name_prefix="agent-sessions-sqlite"
                 )
-            return self._executor
+            job = self._executor.submit(self._connections.run_waiting, operation, until, abandoned)
+            self._jobs += 1
+        job.add_done_callback(self._job_done)
+        return job
+
+    def _job_done(self, job: Future[Any]) -> None:
+        with self._executor_lock:
+            self._jobs -= 1
 
     def _configure(self, connection: sqlite3.Connection) -> None:
         connection.execute("PRAGMA foreign_keys = ON")
@@ -673,7 +702,7 @@ def _open_store(
             sessions_table=sessions_table,
             messages_table=messages_table,
         )
-        return store, store.close
+        return store, _Release(store.close, lambda: store.close().release_now())
     layout = _choose_layout(
         layout, table_prefix != DEFAULT_TABLE_PREFIX, sessions_table, messages_table
     )
@@ -686,7 +715,24 @@ def _open_store(
         messages_table,
     )
     shared = _shared_stores.acquire(key)
-    return shared, partial(_shared_stores.release, key, shared)
+    return shared, _Release(
+        partial(_shared_stores.release, key, shared),
+        partial(_shared_stores.release_now, key, shared),
+    )
+
+
+class _Release:
+    """What closing a session releases: awaited (``__call__``) or at once (``now``, for a
+    ``close()`` that is never awaited, see ``base.Closing``)."""
+
+    __slots__ = ("_release", "now")
+
+    def __init__(self, release: Release, now: Callable[[], None]) -> None:
+        self._release = release
+        self.now = now
+
+    def __call__(self) -> Awaitable[None]:
+        return self._release()
 
 
 # -- connections ---------------------------------------------------------------------------
@@ -976,15 +1022,25 @@ class _SharedStores:
             return store
 
     async def release(self, key: _StoreKey, store: SQLiteStore) -> None:
+        if self._last_one(key, store):
+            await store.close()
+
+    def release_now(self, key: _StoreKey, store: SQLiteStore) -> None:
+        """``release`` without awaiting: the last one closes the store's connections now."""
+        if self._last_one(key, store):
+            store.close().release_now()
+
+    def _last_one(self, key: _StoreKey, store: SQLiteStore) -> bool:
+        """Hand one reference back; ``True`` when it was the last (the store must close)."""
         with self._lock:
             registered, count = self._stores.get(key, (None, 0))
             if registered is not store:
-                return  # someone closed it early and a new store took its place
+                return False  # someone closed it early and a new store took its place
             if count > 1:
                 self._stores[key] = (store, count - 1)
-                return
+                return False
             del self._stores[key]
-        await store.close()
+            return True
 
 
 _shared_stores = _SharedStores()

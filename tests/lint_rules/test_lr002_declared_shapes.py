@@ -11,13 +11,19 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from lint_rules.analysis.declarations import literal_values
 from lint_rules.engine.checker import Checker
-from lint_rules.rule import Finding
+from lint_rules.rule import ConfigError, Finding
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
 
 SDK = {
     "sdk/__init__.py": "",
@@ -232,3 +238,51 @@ def test_union_module_named_in_the_configuration_is_read_too(sdk: Path) -> None:
 
 def test_literal_declared_with_type_alias_type_is_read(sdk: Path) -> None:
     assert literal_values("sdk.jobs", "States") == ("running", "finishing", "finished")
+
+
+FACTORY_SOURCE = """
+    from sdk.items import ItemEvent
+
+    first = build(ItemEvent, name="tool_cal")
+    second = ItemEvent.model_construct(name="tool_cal")
+    third = sdk.items.ItemEvent.model_construct(name="tool_cal")
+    fine = build(ItemEvent, name="tool_called"), build(Other, name="tool_cal")
+    other = make(ItemEvent, name="tool_cal"), ItemEvent.copy(name="tool_cal")
+"""
+
+
+def test_configured_factories_check_the_class_keywords(sdk: Path) -> None:
+    rule = UnknownLiteralRule(
+        {"literals": dict(ITEMS), "literal-factories": ["build", "model_construct"]}
+    )
+    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(FACTORY_SOURCE))
+
+    assert sorted((f.line, f.message) for f in findings) == [
+        (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (4, 5, 6)
+    ]
+
+
+def test_factories_are_not_checked_unless_configured(sdk: Path) -> None:
+    assert _check(FACTORY_SOURCE, ITEMS) == []
+
+
+@pytest.mark.parametrize("value", ["build", [1], ["a.b"], {"build": 1}])
+def test_bad_factories_are_a_configuration_error(sdk: Path, value: object) -> None:
+    with pytest.raises(ConfigError, match="'literal-factories' must be a list"):
+        UnknownLiteralRule({"literals": dict(ITEMS), "literal-factories": value})
+
+
+def test_factories_from_pyproject(sdk: Path, lint: Lint) -> None:
+    (sdk / "pyproject.toml").write_text(
+        '[tool.lint_rules]\nselect = ["LR002"]\nliteral-factories = ["build"]\n\n'
+        '[tool.lint_rules.literals]\n"ItemEvent.name" = "sdk.items:ItemEvent.name"\n'
+    )
+    (sdk / "use.py").write_text(
+        "from sdk.items import ItemEvent\nbuild(ItemEvent, name='tool_cal')\n"
+    )
+
+    outcome = lint("check", "--no-cache", "use.py")
+
+    assert outcome.out.splitlines()[0] == (
+        "use.py:2:23: LR002 [~] " + _typo("tool_cal", "ItemEvent.name", "tool_called")
+    )

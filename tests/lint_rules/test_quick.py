@@ -18,6 +18,7 @@ import lint_rules
 from lint_rules import quick
 from lint_rules.analysis.typos import find_typos
 from lint_rules.engine.cache import CACHE_DIRECTORY, content_digest
+from lint_rules.rules.typo import TypoRule
 
 MESSAGE = "`old_name` was renamed to `new_name`"
 MISSPELT = "Sup" + "resses"  # built from parts: this repository's typos run must not flag it
@@ -250,7 +251,6 @@ def _literals_project(project: Path) -> Path:
 
 def test_an_edit_to_a_module_the_rules_read_is_seen(project: Path) -> None:
     package = _literals_project(project)
-    _check("src/shop/uses.py", cwd=project)  # creates .lint_rules_cache/: the root changed
     first, answered = _twice("src/shop/uses.py", cwd=project)
     assert answered.answered
     assert "LR002" in answered.out
@@ -263,9 +263,27 @@ def test_an_edit_to_a_module_the_rules_read_is_seen(project: Path) -> None:
     assert (after.code, after.out) == (0, "All checks passed!\n")
 
 
+def test_an_edit_to_a_module_the_rules_read_keeping_its_size_and_time_is_seen(
+    project: Path,
+) -> None:
+    events = _literals_project(project) / "events.py"
+    _, answered = _twice("src/shop/uses.py", cwd=project)
+    assert answered.answered
+    assert "LR002" in answered.out
+    status = events.stat()
+
+    edited = EVENTS.replace('"paid", "shipped"', f'"{CLOSE}", "paidX"')
+    assert len(edited) == len(EVENTS)
+    events.write_text(edited)
+    os.utime(events, ns=(status.st_atime_ns, status.st_mtime_ns))
+    after = _check("src/shop/uses.py", cwd=project)
+
+    assert not after.answered
+    assert (after.code, after.out) == (0, "All checks passed!\n")
+
+
 def test_a_module_the_lookup_would_now_find_first_is_seen(project: Path) -> None:
     _literals_project(project)
-    _check("src/shop/uses.py", cwd=project)  # creates .lint_rules_cache/: the root changed
     _, answered = _twice("src/shop/uses.py", cwd=project)
     assert answered.answered
     assert "LR002" in answered.out
@@ -352,3 +370,17 @@ def test_the_fast_path_agrees_with_the_engine_on_names_and_digests() -> None:
     assert quick.CACHE_DIRECTORY == CACHE_DIRECTORY
     for data in (b"", b"x = 1\n", bytes(range(256)) * 50):
         assert quick.digest(data) == content_digest(data)
+
+
+def test_the_typos_inputs_cover_what_its_fingerprint_reads(project: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "typos.toml").write_text("[default]\n")
+    inputs = TypoRule.cache_inputs(project / "sub")
+
+    executable = find_typos()
+    if executable is not None:  # the one that runs, by status
+        assert ("status", executable) in inputs
+    assert ("content", project / "typos.toml") in inputs  # the governing configuration
+    for directory in (project / "sub", project, project.parent, Path("/")):
+        for name in ("typos.toml", "_typos.toml", ".typos.toml", "pyproject.toml"):
+            assert ("content", directory / name) in inputs

@@ -4,6 +4,7 @@ the SDK's key prefixes (without the final ``:``), and the SDK's Redis example as
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -129,6 +130,51 @@ async def test_an_injected_client_stays_the_callers_and_usable_after_close(
         assert await client.ping() is True
     finally:
         await client.aclose()
+
+
+async def connected_clients(redis_url: str, name: str) -> int:
+    """How many connections the server has whose CLIENT SETNAME is ``name``."""
+    observer = aioredis.Redis.from_url(redis_url)
+    try:
+        return sum(1 for client in await observer.client_list() if client["name"] == name)
+    finally:
+        await observer.aclose()
+
+
+def test_plain_close_outside_a_loop_closes_the_from_url_client(
+    redis_url: str, sdk_prefix: str
+) -> None:
+    name = f"plain-close-{uuid.uuid4().hex[:8]}"
+    session = RedisSession.from_url(
+        "u", url=redis_url, key_prefix=sdk_prefix, redis_kwargs={"client_name": name}
+    )
+
+    asyncio.run(session.add_items(numbered(2)))  # a sync program: asyncio.run per call
+    assert asyncio.run(session.get_items()) == numbered(2)
+    assert asyncio.run(connected_clients(redis_url, name)) >= 1
+    session.close()  # as the SDK's examples do, without await, outside any loop
+    assert asyncio.run(connected_clients(redis_url, name)) == 0
+    with pytest.raises(SessionClosedError):
+        asyncio.run(session.get_items())
+
+
+async def test_plain_close_inside_a_loop_closes_the_from_url_client(
+    redis_url: str, sdk_prefix: str
+) -> None:
+    name = f"plain-close-{uuid.uuid4().hex[:8]}"
+    session = RedisSession.from_url(
+        "u", url=redis_url, key_prefix=sdk_prefix, redis_kwargs={"client_name": name}
+    )
+    await session.add_items(numbered(2))
+    assert await connected_clients(redis_url, name) == 1
+    session.close()  # without await: the release runs as a task of this loop
+    for _ in range(500):  # bounded: 5 s
+        if await connected_clients(redis_url, name) == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert await connected_clients(redis_url, name) == 0
+    with pytest.raises(SessionClosedError):
+        await session.get_items()
 
 
 def test_redis_client_and_url_together_are_refused(redis_url: str) -> None:

@@ -307,3 +307,26 @@ async def test_unknown_or_malformed_log_entries_are_ignored(store: SQLiteStore) 
     assert await again.current_branch() == "b"
     assert [b.name for b in await again.list_branches()] == ["main", "b"]
     assert await again.usage() == Usage()
+
+
+async def test_compaction_over_a_branch_replaces_only_that_branch(store: SQLiteStore) -> None:
+    from agent_sessions.bounded import SUMMARY_PREFIX, CompactingSession
+    from agent_sessions.protocol import ReplacingSession
+
+    session = BranchingSession(store, "compact-" + uuid.uuid4().hex)
+    history = [user_message("a"), {"role": "assistant", "content": "1"}, user_message("b")]
+    await session.add_items(history)
+    await session.branch_from(1, "retry")
+    await session.add_items([user_message("b2"), {"role": "assistant", "content": "2"}])
+    assert isinstance(session, ReplacingSession)
+    compacting = CompactingSession(
+        session, model=OfflineModel(["sum"]), threshold=2, keep_last_turns=1
+    )
+    assert await compacting.compact() is True
+    assert await session.get_items() == [
+        {"role": "system", "content": SUMMARY_PREFIX + "sum"},
+        user_message("b2"),
+        {"role": "assistant", "content": "2"},
+    ]
+    await session.switch("main")
+    assert await session.get_items() == history  # the other branch is untouched

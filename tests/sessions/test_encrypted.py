@@ -35,6 +35,7 @@ from agent_sessions.encrypted import (
     UnreadableItemError,
     generate_key,
 )
+from agent_sessions.protocol import ReplacingSession
 from agent_sessions.testing import SessionConformance
 
 from .test_sqlite_conformance import write_raw_row
@@ -639,3 +640,51 @@ async def test_the_agents_sdk_runner_keeps_an_encrypted_history(tmp_path: Path) 
     stored = database_bytes(tmp_path, "chat")
     assert b"Ada" not in stored
     assert b"reply 1" not in stored
+
+
+# -- replace_items, for a CompactingSession above -----------------------------------------
+
+
+async def test_compaction_over_an_encrypted_session_replaces_atomically(
+    store: SQLiteStore, session_id: str
+) -> None:
+    from agent_sessions.bounded import SUMMARY_PREFIX, CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    inner = store.session(session_id)
+    encrypted = EncryptedSession(inner, key=generate_key())
+    assert isinstance(encrypted, ReplacingSession)
+    history = [{"role": "user", "content": SECRET}, {"role": "assistant", "content": "ok"}]
+    await encrypted.add_items([*history, {"role": "user", "content": "next"}])
+    compacting = CompactingSession(
+        encrypted, model=OfflineModel(["a summary"]), threshold=2, keep_last_turns=1
+    )
+    assert await compacting.compact() is True
+    assert await encrypted.get_items() == [
+        {"role": "system", "content": SUMMARY_PREFIX + "a summary"},
+        {"role": "user", "content": "next"},
+    ]
+    stored = await inner.get_items()
+    assert [envelope["__enc__"] for envelope in stored] == [ENVELOPE_FORMAT] * 2
+    assert "summary" not in json.dumps(stored)
+    await encrypted.replace_items([])
+    assert await inner.get_items() == []
+
+
+async def test_replace_items_over_a_session_without_it_writes_nothing(
+    store: SQLiteStore, session_id: str
+) -> None:
+    from agent_sessions.bounded import CompactingSession
+    from agent_sessions.models import OfflineModel
+
+    inner = store.session(session_id)
+    encrypted = EncryptedSession(ProtocolOnlySession(inner), key=generate_key())
+    await encrypted.add_items([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    with pytest.raises(NotImplementedError, match="ProtocolOnlySession cannot replace"):
+        await encrypted.replace_items([{"n": 1}])
+    assert len(await encrypted.get_items()) == 2
+    compacting = CompactingSession(  # falls back to clear_session + add_items
+        encrypted, model=OfflineModel(["s"]), threshold=1, keep_last_turns=1
+    )
+    assert await compacting.compact() is True
+    assert (await encrypted.get_items())[1:] == [{"role": "user", "content": "b"}]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import subprocess
 import sys
@@ -232,6 +233,59 @@ def test_plain_close_closes_a_memory_session() -> None:
         session.close()
     with pytest.raises(SessionClosedError):
         asyncio.run(session.get_items())
+
+
+def open_files(path: Path) -> list[str]:
+    """This process's open descriptors on ``path`` or its -wal/-shm files."""
+    names = {str(path), f"{path}-wal", f"{path}-shm"}
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") in names:
+                found.append(fd)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("large", [False, True], ids=["inline", "after-a-worker-call"])
+def test_plain_close_releases_the_shared_file_store(tmp_path: Path, large: bool) -> None:
+    path = (tmp_path / "chat.db").resolve()
+    session = SQLiteSession("u", path)
+    other = SQLiteSession("v", path)  # the same shared store
+    asyncio.run(session.add_items(numbered(3_000 if large else 2)))
+    asyncio.run(other.get_items())
+    assert open_files(path)
+    session.close()  # as the SDK's examples do, without await
+    assert open_files(path), "the other session still holds the store"
+    assert asyncio.run(other.get_items()) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "never awaited"
+        other.close()
+    assert open_files(path) == []  # the last one closed the store's connections at once
+    assert other.store.closed
+    again = SQLiteSession("u", path)  # a new store, the history there
+    assert len(asyncio.run(again.get_items())) == (3_000 if large else 2)
+    again.close()
+    assert open_files(path) == []
+
+
+async def test_plain_close_inside_a_running_loop_releases_the_file(tmp_path: Path) -> None:
+    path = (tmp_path / "chat.db").resolve()
+    session = SQLiteSession("u", path)
+    await session.add_items(numbered(2))
+    session.close()
+    assert open_files(path) == []
+    assert session.store.closed
+
+
+def test_plain_close_of_a_store_closes_it(tmp_path: Path) -> None:
+    path = (tmp_path / "chat.db").resolve()
+    store = SQLiteStore(path)
+    asyncio.run(store.session("u").add_items(numbered(2)))
+    store.close()
+    assert open_files(path) == []
+    with pytest.raises(SessionClosedError):
+        asyncio.run(store.session("u").get_items())
 
 
 async def test_the_sdks_sqlite_example_runs_as_written(tmp_path: Path) -> None:
