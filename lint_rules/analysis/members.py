@@ -42,6 +42,10 @@ class Members:
     here: ModuleSource
     on_read: Callable[[], None] = lambda: None
     """Called whenever an answer may depend on another module."""
+    packages: frozenset[str] | None = None
+    """The top-level packages whose modules are read (the project's and those of the
+    configured declarations); None: any. The standard library's and other installed
+    packages' classes (``TestCase``, ``BaseModel``) are never read."""
     _seen_in: dict[str, list[tuple[ModuleSource, ast.expr]]] = field(default_factory=dict)
     """Where a type name came from: the module and the expression naming it there."""
     _classes: dict[str, _Class | None] = field(default_factory=dict)
@@ -59,7 +63,7 @@ class Members:
             # receiver asks what the class declares.
             return frozenset({name})
         self.on_read()
-        found = definition(self.here, ast.Name(id=name))
+        found = self._definition(self.here, ast.Name(id=name))
         if found is None:
             return EMPTY
         owner, defined = found
@@ -110,7 +114,7 @@ class Members:
         for type_name in _plain(types):
             located = self._class(type_name)
             if located is not None:
-                member = _member(*located, name, depth=0)
+                member = _member(*located, name, depth=0, read=self._definition)
                 if member is not None:
                     found.append(member)
         return found
@@ -127,7 +131,7 @@ class Members:
                 name not in source.classes and source.imported(name) is None
             ):
                 continue
-            target = definition(source, expression)
+            target = self._definition(source, expression)
             if target is None:
                 continue
             owner, defined = target
@@ -136,13 +140,28 @@ class Members:
                 found[(owner.name, defined)] = (owner, node)
         if not found:
             for source, expression in self._dotted(name):
-                target = definition(source, expression)
+                target = self._definition(source, expression)
                 if target is not None and target[1] in target[0].classes:
                     owner, defined = target
                     found[(owner.name, defined)] = (owner, owner.classes[defined])
         located = next(iter(found.values())) if len(found) == 1 else None
         self._classes[name] = located
         return located
+
+    def _definition(
+        self, source: ModuleSource, expression: ast.expr
+    ) -> tuple[ModuleSource, str] | None:
+        """``definition``, for a name of a module of ``packages`` (or of ``source``)."""
+        if self.packages is not None:
+            qualified = source.qualified(expression)
+            if qualified is None:
+                return None
+            defined_here = isinstance(expression, ast.Name) and (
+                source.imported(expression.id) is None
+            )
+            if not defined_here and qualified.split(".")[0] not in self.packages:
+                return None
+        return definition(source, expression)
 
     def _dotted(self, name: str) -> list[tuple[ModuleSource, ast.expr]]:
         """``module.Name`` for each module the file imports whole (``import pkg.types as
@@ -152,6 +171,8 @@ class Members:
         for local, qualified in self.here.imports.items():
             if not qualified.rpartition(".")[2][:1].islower():
                 continue  # a class or a constant, not a module
+            if self.packages is not None and qualified.split(".")[0] not in self.packages:
+                continue
             try:
                 module = self.here.reader.read_module(qualified)
             except ConfigError:
@@ -209,7 +230,11 @@ def _plain(types: Types) -> list[str]:
 
 
 def _member(
-    source: ModuleSource, node: ast.ClassDef, name: str, depth: int
+    source: ModuleSource,
+    node: ast.ClassDef,
+    name: str,
+    depth: int,
+    read: Callable[[ModuleSource, ast.expr], tuple[ModuleSource, str] | None] = definition,
 ) -> tuple[ModuleSource, _Member] | None:
     """Where class ``node`` (or a base) declares ``name``: an annotation or a def."""
     for statement in node.body:
@@ -229,13 +254,13 @@ def _member(
     if depth >= MAX_BASES:
         return None
     for base in node.bases:
-        target = definition(source, base.value if isinstance(base, ast.Subscript) else base)
+        target = read(source, base.value if isinstance(base, ast.Subscript) else base)
         if target is None:
             continue
         owner, defined = target
         base_node = owner.classes.get(defined)
         if base_node is not None and base_node is not node:
-            found = _member(owner, base_node, name, depth + 1)
+            found = _member(owner, base_node, name, depth + 1, read)
             if found is not None:
                 return found
     return None

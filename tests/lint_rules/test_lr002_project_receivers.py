@@ -11,11 +11,17 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from lint_rules.engine.checker import Checker
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
 
 SDK = {
     "sdk/__init__.py": "from .session import ServerSession as ServerSession\n",
@@ -411,3 +417,30 @@ def test_function_of_a_namespace_package_in_a_namespace_package(sdk: Path) -> No
     )
 
     assert _check(source) == [(3, TXT)]
+
+
+def test_only_the_project_and_the_configured_packages_are_read(
+    sdk: Path, tmp_path: Path, lint: Lint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installed package the configuration does not name (the standard library,
+    # pydantic...) is never read for receivers: `vendor` outside the project is not.
+    site = tmp_path / "site"
+    (site / "vendor").mkdir(parents=True)
+    helper = "from sdk.types import CallToolResult\ndef fetch() -> CallToolResult: ...\n"
+    (site / "vendor" / "__init__.py").write_text(helper)
+    monkeypatch.syspath_prepend(str(site))
+    (sdk / "pyproject.toml").write_text(
+        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n'
+        '"TextContent.type" = "sdk.types:TextContent.type"\n'
+    )
+    (sdk / "use.py").write_text(
+        "from vendor import fetch\nfor c in fetch().content:\n    print(c.type == 'txt')\n"
+    )
+
+    outside = lint("check", "--no-cache", "use.py")
+    (sdk / "vendor").mkdir()
+    (sdk / "vendor" / "__init__.py").write_text(helper)
+    inside = lint("check", "--no-cache", "use.py")
+
+    assert outside.code == 0
+    assert inside.out.splitlines()[0] == f"use.py:3:21: LR002 [~] {TXT}"
