@@ -252,10 +252,49 @@ class WrapperPair:
     wrapped: Target
 
 
-def ours_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
-    from agent_sessions.encrypted import EncryptedSession
+BASELINE_MODULES: dict[str, Any] = {}
+"""``--baseline REV``: the wrapper modules as they were at that git revision, loaded
+beside the current ones (``agent_sessions._baseline_<name>``, relative imports resolved in
+today's package), so that before and after are measured in one run."""
 
-    return EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL)
+
+def load_baseline(revision: str, directory: Path) -> None:
+    import importlib.util
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    for name in ("encrypted", "bounded"):
+        source = subprocess.run(
+            ["git", "show", f"{revision}:src/agent_sessions/{name}.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        path = directory / f"baseline_{name}.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(f"agent_sessions._baseline_{name}", path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        module.__package__ = "agent_sessions"
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        BASELINE_MODULES[name] = module
+    BASELINE_MODULES["revision"] = revision
+
+
+def _wrapper_module(name: str, baseline: bool) -> Any:
+    if baseline:
+        return BASELINE_MODULES[name]
+    return importlib.import_module(f"agent_sessions.{name}")
+
+
+def ours_encrypted(
+    key: str, plain: SessionFactory, session_id: str, *, baseline: bool = False
+) -> Any:
+    module = _wrapper_module("encrypted", baseline)
+    return module.EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL)
 
 
 def sdk_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
@@ -270,7 +309,7 @@ def encrypted_pairs(directory: Path) -> list[WrapperPair]:
     key = generate_key()  # also a valid Fernet key: the SDK's wrapper takes it as is
     pairs = []
     for plain in sqlite_targets(directory):
-        if plain.storage == "file FULL":
+        if plain.storage == "file FULL" or plain.implementation not in ("ours", "sdk"):
             continue  # fsync dominates: the wrapper's cost is what "file" shows
         wrap = ours_encrypted if plain.implementation == "ours" else sdk_encrypted
         wrapped = Target(
@@ -279,6 +318,13 @@ def encrypted_pairs(directory: Path) -> list[WrapperPair]:
             functools.partial(wrap, key, plain.open_session),
         )
         pairs.append(WrapperPair("EncryptedSession", plain, wrapped))
+        if plain.implementation == "ours" and BASELINE_MODULES:
+            before = Target(
+                f"ours encrypted @{BASELINE_MODULES['revision']}",
+                plain.storage,
+                functools.partial(ours_encrypted, key, plain.open_session, baseline=True),
+            )
+            pairs.append(WrapperPair("EncryptedSession", plain, before))
     return pairs
 
 
@@ -286,17 +332,18 @@ BENCH_MAX_ITEMS = 50  # a trimming bound above the reads' limit=10: the view is 
 BENCH_THRESHOLD = 1_000_000  # compaction never triggers: its wrapper's cost on each call
 
 
-def ours_trimming(plain: SessionFactory, session_id: str) -> Any:
-    from agent_sessions.bounded import TrimmingSession
+def ours_trimming(plain: SessionFactory, session_id: str, *, baseline: bool = False) -> Any:
+    module = _wrapper_module("bounded", baseline)
+    return module.TrimmingSession(plain(session_id), max_items=BENCH_MAX_ITEMS)
 
-    return TrimmingSession(plain(session_id), max_items=BENCH_MAX_ITEMS)
 
-
-def ours_compacting(plain: SessionFactory, session_id: str) -> Any:
-    from agent_sessions.bounded import CompactingSession
+def ours_compacting(plain: SessionFactory, session_id: str, *, baseline: bool = False) -> Any:
     from agent_sessions.models import OfflineModel
 
-    return CompactingSession(plain(session_id), model=OfflineModel(), threshold=BENCH_THRESHOLD)
+    module = _wrapper_module("bounded", baseline)
+    return module.CompactingSession(
+        plain(session_id), model=OfflineModel(), threshold=BENCH_THRESHOLD
+    )
 
 
 def bounded_pairs(directory: Path) -> list[WrapperPair]:
@@ -313,6 +360,13 @@ def bounded_pairs(directory: Path) -> list[WrapperPair]:
                 f"ours {name}", plain.storage, functools.partial(wrap, plain.open_session)
             )
             pairs.append(WrapperPair(name, plain, wrapped))
+            if BASELINE_MODULES:
+                before = Target(
+                    f"ours {name} @{BASELINE_MODULES['revision']}",
+                    plain.storage,
+                    functools.partial(wrap, plain.open_session, baseline=True),
+                )
+                pairs.append(WrapperPair(name, plain, before))
     return pairs
 
 
@@ -325,29 +379,192 @@ WRAPPER_WORKLOADS: dict[str, Workload] = {
 }
 
 
+# The floor of our EncryptedSession: the authenticated encryption alone (cryptography's
+# AESGCM with the wrapper's own session key, base64 included), on the items each workload
+# handles. No Python around it can be removed; it is timed in the same interleaved loop.
+
+
+def _aes_floor(workload_name: str) -> Callable[[WrapperPair, Sizes], Awaitable[float]] | None:
+    if workload_name == "add_items, 1 item":
+        return _aes_floor_adds
+    if workload_name.startswith("get_items(limit=10)"):
+        history = "small_history" if "1k" in workload_name else "large_history"
+        return functools.partial(_aes_floor_reads, history)
+    return None
+
+
+async def _aes_floor_adds(pair: WrapperPair, sizes: Sizes) -> float:
+    """Seal one item's JSON per add: a random nonce, AES-GCM, base64."""
+    import binascii
+
+    from agent_sessions.encrypted import EncryptedSession
+
+    session = pair.wrapped.open_session(_fresh_id("floor"))
+    assert isinstance(session, EncryptedSession)
+    key = session._keys[0]
+    started = time.perf_counter()
+    for index in range(sizes.single_adds):
+        text = f'{{"role":"user","content":"message {index}"}}'.encode()
+        nonce = os.urandom(12)
+        sealed = nonce + key.cipher.encrypt(nonce, text, key.aad_head + b"0" + key.aad_tail)
+        binascii.b2a_base64(sealed, newline=False)
+    elapsed = (time.perf_counter() - started) / sizes.single_adds
+    await _close(session)
+    return elapsed
+
+
+async def _aes_floor_reads(history: str, pair: WrapperPair, sizes: Sizes) -> float:
+    """Open the 10 latest envelopes per read: base64 decode and AES-GCM decryption."""
+    import binascii
+
+    session = await _history(pair.wrapped, getattr(sizes, history))
+    key = session._keys[0]
+    sealed = [
+        (envelope["data"], b"%s%d%s" % (key.aad_head, envelope["at"], key.aad_tail))
+        for envelope in await session.session.get_items(10)
+    ]
+    started = time.perf_counter()
+    for _ in range(sizes.limited_reads):
+        for data, associated in sealed:
+            raw = binascii.a2b_base64(data)
+            key.cipher.decrypt(raw[:12], raw[12:], associated)
+    return (time.perf_counter() - started) / sizes.limited_reads
+
+
 async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
     pairs = [pair for build in WRAPPER_BUILDERS for pair in build(directory)]
-    rows: list[tuple[WrapperPair, str, float, float]] = []
+    rows: list[tuple[WrapperPair, str, float, float, float | None]] = []
     for workload_name, workload in WRAPPER_WORKLOADS.items():
         for pair in pairs:
-            timings: dict[str, list[float]] = {"plain": [], "wrapped": []}
+            is_ours_encrypted = pair.wrapped.implementation == "ours encrypted"
+            floor_of = _aes_floor(workload_name) if is_ours_encrypted else None
+            timings: dict[str, list[float]] = {"plain": [], "wrapped": [], "floor": []}
             for _ in range(repeats):  # interleaved, as above
                 timings["plain"].append(await workload(pair.plain, sizes, directory))
                 timings["wrapped"].append(await workload(pair.wrapped, sizes, directory))
+                if floor_of is not None:
+                    timings["floor"].append(await floor_of(pair, sizes))
             plain, wrapped = (statistics.median(timings[k]) for k in ("plain", "wrapped"))
+            floor = statistics.median(timings["floor"]) if timings["floor"] else None
             print(
                 f"  {workload_name} [{pair.wrapped.implementation}, {pair.plain.storage}]: "
-                f"{plain=:.3g} {wrapped=:.3g}",
+                f"{plain=:.3g} {wrapped=:.3g} {floor=}",
                 file=sys.stderr,
                 flush=True,
             )
-            rows.append((pair, workload_name, plain, wrapped))
+            rows.append((pair, workload_name, plain, wrapped, floor))
     print(_wrapper_table(rows))
     for session in _histories.values():
         await _close(session)
     _histories.clear()
     print()
     await run_compaction(repeats, directory)
+
+
+# -- wrappers, call by call ----------------------------------------------------------------
+# Under load the runs above drift by tens of percent between a plain and a wrapped run taken
+# a second apart. Here every round times a short burst on each target in turn (the order
+# rotating), so that each round's ratio to plain compares calls made within milliseconds
+# of each other; the table gives the median of those ratios.
+
+RATIO_ROUNDS = 400
+RATIO_BURST = 20
+
+
+async def run_wrapper_ratios(directory: Path) -> None:
+    from agent_sessions.encrypted import generate_key
+
+    key = generate_key()
+    for plain in sqlite_targets(directory):
+        if plain.implementation != "ours" or plain.storage == "file FULL":
+            continue
+        wrappers: dict[str, SessionFactory] = {
+            "EncryptedSession": functools.partial(ours_encrypted, key, plain.open_session),
+            "TrimmingSession": functools.partial(ours_trimming, plain.open_session),
+            "CompactingSession": functools.partial(ours_compacting, plain.open_session),
+        }
+        if BASELINE_MODULES:
+            revision = BASELINE_MODULES["revision"]
+            wrappers[f"EncryptedSession @{revision}"] = functools.partial(
+                ours_encrypted, key, plain.open_session, baseline=True
+            )
+            wrappers[f"TrimmingSession @{revision}"] = functools.partial(
+                ours_trimming, plain.open_session, baseline=True
+            )
+            wrappers[f"CompactingSession @{revision}"] = functools.partial(
+                ours_compacting, plain.open_session, baseline=True
+            )
+        factories: dict[str, SessionFactory] = {"plain": plain.open_session, **wrappers}
+        for workload in ("get_items(limit=10), 1k items", "add_items, 1 item"):
+            sessions = {name: factory(_fresh_id("ratio")) for name, factory in factories.items()}
+            for session in sessions.values():
+                await _fill(session, 1_000)
+            calls: dict[str, Callable[[], Awaitable[object]]] = {}
+            for name, session in sessions.items():
+                if workload.startswith("get_items"):
+                    calls[name] = functools.partial(session.get_items, limit=10)
+                else:
+                    calls[name] = functools.partial(
+                        session.add_items, [{"role": "user", "content": "message"}]
+                    )
+            floor = await _ratio_floor(sessions["EncryptedSession"], workload)
+            calls["AES-GCM alone (floor)"] = floor
+            names = list(calls)
+            per_call: dict[str, list[float]] = {name: [] for name in names}
+            ratios: dict[str, list[float]] = {name: [] for name in names}
+            for round_index in range(RATIO_ROUNDS):
+                shift = round_index % len(names)
+                spent: dict[str, float] = {}
+                for name in names[shift:] + names[:shift]:
+                    call = calls[name]
+                    started = time.perf_counter()
+                    for _ in range(RATIO_BURST):
+                        await call()
+                    spent[name] = (time.perf_counter() - started) / RATIO_BURST
+                for name in names:
+                    per_call[name].append(spent[name])
+                    ratios[name].append(spent[name] / spent["plain"])
+            print(f"| {workload} | {plain.storage} | per call | vs plain |")
+            print("|---|---|---|---|")
+            for name in names:
+                ratio = statistics.median(ratios[name])
+                shown = f"+{ratio - 1:.0%}" if ratio >= 1 else f"-{1 - ratio:.0%}"
+                if name == "plain":
+                    shown = "-"
+                elif name.startswith("AES"):
+                    shown = f"+{ratio:.0%}"  # the floor's own cost, added to a plain call
+                median = _format_seconds(statistics.median(per_call[name]))
+                print(f"| {name} | | {median} | {shown} |")
+            print()
+            for session in sessions.values():
+                await _close(session)
+
+
+async def _ratio_floor(session: Any, workload: str) -> Callable[[], Awaitable[None]]:
+    """One call's worth of AES-GCM (and base64) on ``session``'s own envelopes."""
+    import binascii
+
+    key = session._keys[0]
+    if workload.startswith("get_items"):
+        sealed = [
+            (envelope["data"], b"%s%d%s" % (key.aad_head, envelope["at"], key.aad_tail))
+            for envelope in await session.session.get_items(10)
+        ]
+
+        async def decrypt() -> None:
+            for data, associated in sealed:
+                raw = binascii.a2b_base64(data)
+                key.cipher.decrypt(raw[:12], raw[12:], associated)
+
+        return decrypt
+    associated = key.aad_head + b"0" + key.aad_tail
+
+    async def encrypt() -> None:
+        nonce = os.urandom(12)
+        text = b'{"role":"user","content":"message"}'
+        binascii.b2a_base64(nonce + key.cipher.encrypt(nonce, text, associated), newline=False)
+
+    return encrypt
 
 
 COMPACTION_HISTORY = 250  # items (125 turns of a question and an answer) when compacting
@@ -420,17 +637,24 @@ async def run_compaction(repeats: int, directory: Path) -> None:
     print("\n".join(lines))
 
 
-def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float]]) -> str:
+def _implementation(pair: WrapperPair) -> str:
+    label = pair.wrapped.implementation
+    return pair.plain.implementation + (label[label.index(" @") :] if " @" in label else "")
+
+
+def _wrapper_table(rows: list[tuple[WrapperPair, str, float, float, float | None]]) -> str:
     lines = [
-        "| wrapper | workload | implementation | storage | plain | wrapped | overhead |",
-        "|---|---|---|---|---|---|---|",
+        "| wrapper | workload | implementation | storage | plain | wrapped | overhead "
+        "| AES-GCM alone (floor) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for pair, workload, plain, wrapped in rows:
+    for pair, workload, plain, wrapped, floor in rows:
         overhead = f"{(wrapped - plain) / plain:+.0%}"
+        floor_text = "-" if floor is None else f"{_format_seconds(floor)} (+{floor / plain:.0%})"
         lines.append(
-            f"| {pair.wrapper} | {workload} | {pair.plain.implementation} | "
+            f"| {pair.wrapper} | {workload} | {_implementation(pair)} | "
             f"{pair.plain.storage} | {_format_seconds(plain)} | {_format_seconds(wrapped)} | "
-            f"{overhead} |"
+            f"{overhead} | {floor_text} |"
         )
     return "\n".join(lines)
 
@@ -1047,10 +1271,24 @@ def main() -> None:
     parser.add_argument(
         "--compaction-only", action="store_true", help="only compaction's cost per turn"
     )
+    parser.add_argument(
+        "--wrapper-ratios",
+        action="store_true",
+        help="only the wrappers' overhead on SQLite, call by call (robust under load)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="with --wrappers-only or --wrapper-ratios: also the wrappers as they were at "
+        "git revision REV",
+    )
     arguments = parser.parse_args()
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
-    print(f"Medians of {arguments.repeats} runs; per operation.")
+    if arguments.wrapper_ratios:
+        print(f"Medians of {RATIO_ROUNDS} rounds of {RATIO_BURST} calls per target.")
+    else:
+        print(f"Medians of {arguments.repeats} runs; per operation.")
     if arguments.quick:
         print("Quick run: every size divided by 10 (the row labels name the full sizes).")
     print()
@@ -1058,8 +1296,16 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             asyncio.run(run_compaction(arguments.repeats, Path(directory)))
         return
+    if arguments.wrapper_ratios:
+        with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            if arguments.baseline:
+                load_baseline(arguments.baseline, Path(directory))
+            asyncio.run(run_wrapper_ratios(Path(directory)))
+        return
     if arguments.wrappers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
+            if arguments.baseline:
+                load_baseline(arguments.baseline, Path(directory))
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
         return
     if not arguments.servers_only:

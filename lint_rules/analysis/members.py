@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from lint_rules.analysis.declarations import (
@@ -25,6 +26,7 @@ from lint_rules.analysis.declarations import (
     type_alias_value,
 )
 from lint_rules.analysis.receivers import ELEMENT, EMPTY, Types, annotation_types, elements
+from lint_rules.rule import ConfigError
 
 _Class = tuple[ModuleSource, ast.ClassDef]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -40,7 +42,12 @@ class Members:
     here: ModuleSource
     on_read: Callable[[], None] = lambda: None
     """Called whenever an answer may depend on another module."""
-    _seen_in: dict[str, list[ModuleSource]] = field(default_factory=dict)
+    packages: frozenset[str] | None = None
+    """The top-level packages whose modules are read (the project's and those of the
+    configured declarations); None: any. The standard library's and other installed
+    packages' classes (``TestCase``, ``BaseModel``) are never read."""
+    _seen_in: dict[str, list[tuple[ModuleSource, ast.expr]]] = field(default_factory=dict)
+    """Where a type name came from: the module and the expression naming it there."""
     _classes: dict[str, _Class | None] = field(default_factory=dict)
     _aliases: dict[str, dict[str, ast.expr]] = field(default_factory=dict)
 
@@ -56,12 +63,12 @@ class Members:
             # receiver asks what the class declares.
             return frozenset({name})
         self.on_read()
-        found = definition(self.here, ast.Name(id=name))
+        found = self._definition(self.here, ast.Name(id=name))
         if found is None:
             return EMPTY
         owner, defined = found
         if defined in owner.classes:
-            self._note(defined, owner)
+            self._note(defined, owner, ast.Name(id=defined))
             return frozenset({defined})
         for statement in top_level(owner.tree):
             if (
@@ -107,7 +114,7 @@ class Members:
         for type_name in _plain(types):
             located = self._class(type_name)
             if located is not None:
-                member = _member(*located, name, depth=0)
+                member = _member(*located, name, depth=0, read=self._definition)
                 if member is not None:
                     found.append(member)
         return found
@@ -117,35 +124,92 @@ class Members:
             return self._classes[name]
         self.on_read()
         found: dict[tuple[str, str], _Class] = {}
-        for source in [self.here, *self._seen_in.get(name, [])]:
-            if name not in source.classes and source.imported(name) is None:
+        places: list[tuple[ModuleSource, ast.expr]] = [(self.here, ast.Name(id=name))]
+        places.extend(self._seen_in.get(name, []))
+        for source, expression in places:
+            if isinstance(expression, ast.Name) and (
+                name not in source.classes and source.imported(name) is None
+            ):
                 continue
-            target = definition(source, ast.Name(id=name))
+            target = self._definition(source, expression)
             if target is None:
                 continue
             owner, defined = target
             node = owner.classes.get(defined)
             if node is not None:
                 found[(owner.name, defined)] = (owner, node)
+        if not found:
+            for source, expression in self._dotted(name):
+                target = self._definition(source, expression)
+                if target is not None and target[1] in target[0].classes:
+                    owner, defined = target
+                    found[(owner.name, defined)] = (owner, owner.classes[defined])
         located = next(iter(found.values())) if len(found) == 1 else None
         self._classes[name] = located
         return located
 
+    def _definition(
+        self, source: ModuleSource, expression: ast.expr
+    ) -> tuple[ModuleSource, str] | None:
+        """``definition``, for a name of a module of ``packages`` (or of ``source``)."""
+        if self.packages is not None:
+            qualified = source.qualified(expression)
+            if qualified is None:
+                return None
+            defined_here = isinstance(expression, ast.Name) and (
+                source.imported(expression.id) is None
+            )
+            if not defined_here and qualified.split(".")[0] not in self.packages:
+                return None
+        return definition(source, expression)
+
+    def _dotted(self, name: str) -> list[tuple[ModuleSource, ast.expr]]:
+        """``module.Name`` for each module the file imports whole (``import pkg.types as
+        types``, ``from pkg import types``) that binds ``name``: what an annotation such
+        as ``types.Result`` of the file names."""
+        found: list[tuple[ModuleSource, ast.expr]] = []
+        for local, qualified in self.here.imports.items():
+            if not qualified.rpartition(".")[2][:1].islower():
+                continue  # a class or a constant, not a module
+            if self.packages is not None and qualified.split(".")[0] not in self.packages:
+                continue
+            try:
+                module = self.here.reader.read_module(qualified)
+            except ConfigError:
+                continue
+            if name in module.classes or module.imported(name) is not None:
+                found.append((self.here, ast.Attribute(value=ast.Name(id=local), attr=name)))
+        return found
+
     def _types(self, source: ModuleSource, annotation: ast.expr | None) -> Types:
-        """The types ``annotation`` of ``source`` names, each name remembered as bound
-        there (to look its class up later)."""
+        """The types ``annotation`` of ``source`` names, each name remembered with the
+        expression naming it there (to look its class up later)."""
         if annotation is None:
             return EMPTY
-        types = annotation_types(annotation, self._aliases_of(source))
-        for type_name in _plain(frozenset(name.replace(ELEMENT, "") for name in types)):
-            if source is not self.here:
-                self._note(type_name, source)
+        aliases = self._aliases_of(source)
+        types = annotation_types(annotation, aliases)
+        if source is self.here:
+            return types
+        names = set(_plain(frozenset(name.replace(ELEMENT, "") for name in types)))
+        pending, seen = [annotation], set()
+        while pending and names:
+            current = pending.pop()
+            for node in ast.walk(current):
+                last = _last(node)
+                if last in names and isinstance(node, (ast.Name, ast.Attribute)):
+                    self._note(last, source, node)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    with suppress(SyntaxError):
+                        pending.append(ast.parse(node.value.strip(), mode="eval").body)
+                if isinstance(node, ast.Name) and node.id in aliases and node.id not in seen:
+                    seen.add(node.id)
+                    pending.append(aliases[node.id])
         return types
 
-    def _note(self, name: str, source: ModuleSource) -> None:
-        modules = self._seen_in.setdefault(name, [])
-        if all(module is not source for module in modules):
-            modules.append(source)
+    def _note(self, name: str, source: ModuleSource, expression: ast.expr) -> None:
+        places = self._seen_in.setdefault(name, [])
+        if all(place is not source for place, _ in places):
+            places.append((source, expression))
             self._classes.pop(name, None)
 
     def _aliases_of(self, source: ModuleSource) -> dict[str, ast.expr]:
@@ -155,12 +219,22 @@ class Members:
         return aliases
 
 
+def _last(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
 def _plain(types: Types) -> list[str]:
     return sorted(name for name in types if not name.startswith(ELEMENT))
 
 
 def _member(
-    source: ModuleSource, node: ast.ClassDef, name: str, depth: int
+    source: ModuleSource,
+    node: ast.ClassDef,
+    name: str,
+    depth: int,
+    read: Callable[[ModuleSource, ast.expr], tuple[ModuleSource, str] | None] = definition,
 ) -> tuple[ModuleSource, _Member] | None:
     """Where class ``node`` (or a base) declares ``name``: an annotation or a def."""
     for statement in node.body:
@@ -180,13 +254,13 @@ def _member(
     if depth >= MAX_BASES:
         return None
     for base in node.bases:
-        target = definition(source, base.value if isinstance(base, ast.Subscript) else base)
+        target = read(source, base.value if isinstance(base, ast.Subscript) else base)
         if target is None:
             continue
         owner, defined = target
         base_node = owner.classes.get(defined)
         if base_node is not None and base_node is not node:
-            found = _member(owner, base_node, name, depth + 1)
+            found = _member(owner, base_node, name, depth + 1, read)
             if found is not None:
                 return found
     return None

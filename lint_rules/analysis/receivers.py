@@ -21,7 +21,8 @@ What makes a name known:
   after an ``if`` whose branch always leaves (``continue``, ``return``...), and
   ``match`` cases (``case X(...)``, ``case "value"`` on ``x.kind``).
 
-- with ``Members`` (``members.py``): what other modules declare, read lazily: the
+- with ``Members`` (``members.py``): what other modules (of the project and of the
+  configured packages) declare, read lazily: the
   return annotation of an imported function, of a method of a known class (``self``
   is its class), an attribute, property or TypedDict key of one (``x.get("key")``
   too), ``with`` (``__enter__``) and iterating (``__iter__``) a known class.

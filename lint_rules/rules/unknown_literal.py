@@ -61,8 +61,10 @@ class UnknownLiteralRule(Rule):
       configuration names (`async for event in result.stream_events():`);
     - a mapping pattern, `x["name"]` or `x.get("name")` only where `x` is typed as
       the declaring class (a TypedDict);
-    - what another module declares, read when a receiver needs it (wherever the
-      file imports the name from: any module of the project, or the import path):
+    - what another module declares, read when a receiver needs it, in any module
+      of the project (the packages under its root and its `src/`) or of a package
+      the configuration names (`agents` of `"agents.stream_events:..."`, installed
+      or not), never the standard library's or other installed packages':
       the return annotation of a function it imports (`answer = make_answer()`),
       of a method of a typed value (`answer = await session.elicit_form(...)`,
       `Self` included), an attribute, property or TypedDict key of one
@@ -276,10 +278,17 @@ class UnknownLiteralRule(Rule):
     def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
         declarations = project.declarations if project is not None else Declarations(None)
-        self.fields = with_renamed_values(
-            parse_literals(options.get("literals", {}), declarations),
-            parse_renames(options.get("renames", {})),
-        )
+        literals, renames = options.get("literals", {}), options.get("renames", {})
+
+        def read() -> list[Field]:
+            return with_renamed_values(
+                parse_literals(literals, declarations), parse_renames(renames)
+            )
+
+        # The declarations are read once per run: worker processes receive the fields
+        # from the parent (``Project.shared_state``) instead of reading them again.
+        key = ("LR002", "fields", repr(literals), repr(renames))
+        self.fields = read() if project is None else project.shared(key, read)
         # Indexed once per run: a use site looks up its attribute (or class) name, and a
         # receiver's types, never scanning the configured fields.
         grouped: dict[str, list[Field]] = {}
@@ -290,10 +299,36 @@ class UnknownLiteralRule(Rule):
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
         self.factories = _factories(options.get("literal-factories", []))
-        self.use_site = UseSites(self.by_attribute, self.by_class)
+        literals = options.get("literals", {})
+        self.configured_packages = frozenset(
+            _target(entry).partition(":")[0].split(".")[0]
+            for entry in (literals.values() if isinstance(literals, dict) else ())
+        )
+        self._package_names: tuple[Path, frozenset[str]] | None = None
+        self.use_site = UseSites(self.by_attribute, self.by_class, self.factories)
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
         self._candidates_of: FileContext | None = None
+
+    def _packages(self, root: Path | None) -> frozenset[str] | None:
+        """The top-level packages whose modules receivers are looked up in: the
+        project's (under its root and its src/) and those the configuration names."""
+        if root is None:
+            return None
+        if self._package_names is None or self._package_names[0] != root:
+            names = set(self.configured_packages)
+            for directory in (root, root / "src"):
+                try:
+                    entries = list(directory.iterdir())
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.suffix in (".py", ".pyi"):
+                        names.add(entry.stem)
+                    elif entry.is_dir() and entry.name.isidentifier():
+                        names.add(entry.name)
+            self._package_names = (root, frozenset(names))
+        return self._package_names[1]
 
     def prefilter(self, text: str) -> bool:
         return self.use_site.admits(text)
@@ -367,7 +402,7 @@ class UnknownLiteralRule(Rule):
             project = self.file.project
             tree = self.file.ast_tree
             here = file_source(self.file.path, tree, project.declarations)
-            members = Members(here, on_read=project.note_read)
+            members = Members(here, project.note_read, self._packages(project.root))
             known = receiver_types(tree, self.knowledge, wanted, members)
         for candidate in candidates:
             types = known.get(id(candidate.receiver), frozenset())
@@ -497,6 +532,11 @@ def _field_use(
     return (node.value, attribute) if attribute is not None else None
 
 
+def _target(entry: object) -> str:
+    """The ``module:Name`` of a (validated) ``literals`` entry."""
+    return entry if isinstance(entry, str) else str(entry.get("values", ""))  # type: ignore[attr-defined]
+
+
 def _last(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -551,25 +591,68 @@ def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
 _DOTTED = re.compile(r"\.\s*(?:#[^\n]*\n\s*)*(\w+)")
 _QUOTED = re.compile(r"['\"](\w+)(?=['\"])")
 _WORD = re.compile(r"\w+")
+# What a use site of an attribute needs besides the name (a comparison, `in` a literal
+# tuple, list or set, or a `match`), and the text between a callee and its `(`.
+_COMPARED = re.compile(r"==|!=|\bin[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]|\bmatch\b")
+_BETWEEN_CALLEE_AND_PAREN = r"[\s\\]*(?:#[^\n]*\n[\s\\]*)*\("
+_CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
+_BEFORE_PAREN = re.compile(r"\b(\w+)\b[\s\\]*\(|#[^\n]*\n[\s\\]*\(")
 
 
 class UseSites:
-    """The prefilter: whether a text contains `.attr` or a quoted `'attr'` of a configured
-    attribute, or a declaring class's name. A few fixed patterns find the candidate
-    names, looked up in sets, so a file costs the same with 5 or 500 configured keys."""
+    """The prefilter: whether a text may hold a use site: a declaring class's name called
+    (``Class(attr=...)``, ``case Class(attr=...)``; merely named when factories are
+    configured: ``build(Class, attr=...)``), or `.attr` or a quoted `'attr'` of a
+    configured attribute in a text that compares (``==``, ``!=``, ``in (...)``, ``match``).
+    A few fixed patterns find the candidate names, looked up in sets, so a file costs the
+    same with 5 or 500 configured keys; a class name the text holds is looked for as a
+    callee only then."""
 
-    def __init__(self, attributes: Iterable[str], classes: Iterable[str]) -> None:
+    def __init__(
+        self, attributes: Iterable[str], classes: Iterable[str], factories: Iterable[str] = ()
+    ) -> None:
         self.attributes = frozenset(attributes)
         self.classes = frozenset(classes)
+        self.factories = frozenset(factories)
+        """``literal-factories``: with any, a class named anywhere may be a factory's."""
 
     def admits(self, text: str) -> bool:
         if not self.attributes:
             return False
-        if self.classes and not self.classes.isdisjoint(_WORD.findall(text)):
-            return True
+        if self.classes:
+            named = self.classes.intersection(_WORD.findall(text))
+            if named and (self.factories or _calls_one_of(text, named)):
+                return True
+        if _COMPARED.search(text) is None:
+            return False
         return not self.attributes.isdisjoint(
             _DOTTED.findall(text)
         ) or not self.attributes.isdisjoint(_QUOTED.findall(text))
+
+
+def _calls_one_of(text: str, names: frozenset[str] | set[str]) -> bool:
+    """Whether one of ``names`` is followed by ``(`` in ``text`` (a call, or a class
+    pattern) other than in its ``class name(`` definition, in one pass over the text (a
+    ``(`` after a comment line: ``_called`` looks for each name there)."""
+    commented = False
+    for found in _BEFORE_PAREN.finditer(text):
+        name = found.group(1)
+        if name is None:
+            commented = True
+        elif name in names:
+            before = found.start(1)
+            if _CLASS_KEYWORD.search(text, max(0, before - 64), before) is None:
+                return True
+    return commented and any(_called(text, name) for name in names)
+
+
+def _called(text: str, name: str) -> bool:
+    """Whether ``name`` is followed by ``(`` somewhere in ``text`` other than in its
+    ``class name(...)`` definition (a call, or a class pattern)."""
+    for found in re.finditer(rf"\b{re.escape(name)}{_BETWEEN_CALLEE_AND_PAREN}", text):
+        if _CLASS_KEYWORD.search(text, max(0, found.start() - 64), found.start()) is None:
+            return True
+    return False
 
 
 def closest(value: str, allowed: Sequence[str]) -> tuple[str | None, bool]:

@@ -14,8 +14,10 @@ version, ``SCHEMA_VERSION``; a newer one is refused with ``UnsupportedSchemaErro
 that only touches a list, so the TTL is refreshed in the same transaction as the
 write: a Lua ``EVAL``). ``get_items(N)`` is ``LRANGE key -N -1``, ``pop_item`` is
 ``RPOP``, ``clear_session`` is ``LTRIM key 1 0`` (it empties a list, which Redis then
-deletes, and fails on a key of another type). Without a TTL no command is a script, so
-fakeredis without Lua serves every operation. A key of another type where a session
+deletes, and fails on a key of another type). Without a TTL no command is a script; with
+one, a server that refuses ``EVAL`` (plain fakeredis, without Lua) gets ``WATCH``,
+``TYPE`` and a ``PEXPIRE`` queued only on a list in the same ``MULTI``/``EXEC`` instead,
+so fakeredis without Lua serves every operation. A key of another type where a session
 would be is refused with :class:`~agent_sessions.ForeignDataError` and never changed.
 Listing uses ``SCAN`` (never ``KEYS``), so it never blocks the server.
 
@@ -48,7 +50,7 @@ import functools
 import inspect
 import re
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -203,7 +205,10 @@ class RedisStore(BaseStore):
         if ttl is not None:
             ttl = check_timeout("ttl", ttl)
         if ttl is not None and ttl * 1000 >= MAX_INT64:
-            raise SessionConfigError(f"ttl must be below {MAX_INT64 // 1000} seconds, got {ttl}")
+            raise SessionConfigError(
+                f"ttl must be below {MAX_INT64 // 1000} seconds, got {ttl}: it is outside "
+                "Redis's supported expiration range"
+            )
         self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
         self.connect_timeout = check_timeout("connect_timeout", connect_timeout)
         self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
@@ -221,6 +226,7 @@ class RedisStore(BaseStore):
             _check_url(url, self.url)
         self._redis_kwargs = _check_redis_kwargs(url, redis_kwargs)
         self._injected_free = client is not None  # the first loop gets the injected client
+        self._no_scripts = False  # set when the server refused EVAL (plain fakeredis)
         self._ready = False
         self._cluster = isinstance(client, RedisCluster)
         # Redis or RedisCluster clients; those of closed loops have their sockets shut down
@@ -292,15 +298,19 @@ class RedisStore(BaseStore):
         key = self._key(session_id)
         ttl_ms = self.ttl_ms
         async with self._errors(write=True):
-            if len(encoded) > _PAGE and not isinstance(client, RedisCluster):
-                await _push_packed_in_worker(client, key, encoded, ttl_ms)
-            elif ttl_ms is None:
+            large = len(encoded) > _PAGE and not isinstance(client, RedisCluster)
+            if large and (ttl_ms is None or not self._no_scripts):
+                try:
+                    await _push_packed_in_worker(client, key, encoded, ttl_ms)
+                    return
+                except ResponseError as exc:
+                    if not _scripts_missing(exc):
+                        raise
+                    self._no_scripts = True  # the transaction was refused whole
+            if ttl_ms is None:
                 await client.rpush(key, *encoded)
             else:
-                async with client.pipeline(transaction=True) as pipe:
-                    pipe.rpush(key, *encoded)
-                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
-                    await pipe.execute()
+                await self._with_ttl(client, key, ttl_ms, lambda pipe: pipe.rpush(key, *encoded))
 
     async def _pop_item(self, session_id: str) -> Item | None:
         client = await self._ready_client()
@@ -312,16 +322,47 @@ class RedisStore(BaseStore):
                 if ttl_ms is None:
                     raw = await client.rpop(key)
                 else:
-                    async with client.pipeline(transaction=True) as pipe:
-                        pipe.rpop(key)
-                        pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
-                        raw, _ = await pipe.execute()
+                    (raw,) = await self._with_ttl(client, key, ttl_ms, lambda pipe: pipe.rpop(key))
                 if raw is None:
                     return None
                 item = decode_item(raw, where=self._where(key))
                 if item is not None:
                     return item
                 # A corrupt newest item is removed and skipped; the next one is the latest.
+
+    async def _with_ttl(
+        self, client: Any, key: bytes, ttl_ms: int, queue: Callable[[Any], object]
+    ) -> list[Any]:
+        """The commands ``queue(pipe)`` puts in a pipeline, then a refresh of the TTL that
+        touches ``key`` only if it is a list, in one ``MULTI``/``EXEC``; the replies to
+        ``queue``'s commands. The refresh is a Lua ``EVAL``; where scripts do not run
+        (plain fakeredis) ``WATCH``, ``TYPE`` and a ``PEXPIRE`` queued only when the key is
+        a list or absent do the same (retried when the key changed in between)."""
+        if not self._no_scripts:
+            try:
+                async with client.pipeline(transaction=True) as pipe:
+                    queue(pipe)
+                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
+                    replies: list[Any] = await pipe.execute()
+                    return replies[:-1]
+            except ResponseError as exc:
+                if not _scripts_missing(exc):
+                    raise
+                self._no_scripts = True  # the transaction was refused whole: retry below
+        async with client.pipeline(transaction=True) as pipe:
+            while True:
+                await pipe.watch(key)
+                kind = _as_bytes(await pipe.type(key))
+                pipe.multi()
+                queue(pipe)
+                refresh = kind in (b"list", b"none")
+                if refresh:
+                    pipe.pexpire(key, ttl_ms)
+                try:
+                    replies = await pipe.execute()
+                except WatchError:
+                    continue
+                return replies[:-1] if refresh else replies
 
     async def _clear_session(self, session_id: str) -> None:
         client = await self._ready_client()
@@ -333,13 +374,19 @@ class RedisStore(BaseStore):
         client = await self._ready_client()
         key = self._key(session_id)
         ttl_ms = self.ttl_ms
-        async with self._errors(write=True), client.pipeline(transaction=True) as pipe:
+
+        def replace(pipe: Any) -> None:
             pipe.ltrim(key, 1, 0)
             if encoded:
                 pipe.rpush(key, *encoded)
-                if ttl_ms is not None:
-                    pipe.execute_command("EVAL", _EXPIRE_IF_LIST, 1, key, ttl_ms)
-            await pipe.execute()
+
+        async with self._errors(write=True):
+            if ttl_ms is not None and encoded:
+                await self._with_ttl(client, key, ttl_ms, replace)
+                return
+            async with client.pipeline(transaction=True) as pipe:
+                replace(pipe)
+                await pipe.execute()
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
@@ -658,6 +705,12 @@ def _packed_in_parts(connection: Any, commands: list[tuple[Any, ...]]) -> list[b
     if pending:
         parts.append(b"".join(pending))
     return parts
+
+
+def _scripts_missing(exc: ResponseError) -> bool:
+    """Whether the server refused ``EVAL`` as unknown (plain fakeredis, without Lua)."""
+    text = str(exc)
+    return "unknown command" in text and "eval" in text.lower()
 
 
 def _first(limit: int | None) -> int:

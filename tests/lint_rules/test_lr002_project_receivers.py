@@ -11,11 +11,17 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from lint_rules.engine.checker import Checker
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
+
+if TYPE_CHECKING:
+    from tests.lint_rules.rule_fixtures import Lint
+else:
+    from rule_fixtures import Lint
 
 SDK = {
     "sdk/__init__.py": "from .session import ServerSession as ServerSession\n",
@@ -90,6 +96,12 @@ SDK = {
         class BaseClient:
             @property
             def responses(self) -> Responses: ...
+    """,
+    "sdk/tools.py": """
+        from sdk import types
+
+        class Tool:
+            async def run(self) -> "types.CallToolResult": ...
     """,
     "sdk/client.py": """
         from .session import BaseClient, ServerSession
@@ -284,6 +296,27 @@ SHAPES = [
         """,
     ),
     (
+        "annotations through a module import (types.CallToolResult), here and there",
+        """
+        from sdk import types
+        from sdk.tools import Tool
+
+        async def on(tool: Tool, given: types.CallToolResult) -> None:
+            print((await tool.run()).content[0].type == "txt")
+            print(given.content[0].type == "image", given.content[1].type == "txt")
+        """,
+        6,
+        None,
+        """
+        from sdk import types
+        from sdk.tools import Tool
+
+        async def on(tool: Tools, given: types.CallToolResults) -> None:
+            print((await tool.run()).content[0].type == "txt")
+            print(given.content[0].type == "image", given.content[1].type == "txt")
+        """,
+    ),
+    (
         "for over a TypedDict key",
         """
         from sdk.types import Page
@@ -323,7 +356,12 @@ SHAPES = [
     [pytest.param(s, n, m, id=name) for name, s, n, m, _ in SHAPES],
 )
 def test_misspelt_value_is_found(sdk: Path, source: str, line: int, message: str | None) -> None:
-    expected = [(line, message)] if message is not None else [(line, TXT), (line, ACCEPTING)]
+    if message is not None:
+        expected = [(line, message)]
+    elif "given" in source:
+        expected = [(line, TXT), (line + 1, TXT)]
+    else:
+        expected = [(line, TXT), (line, ACCEPTING)]
 
     assert _check(source) == sorted(expected)
 
@@ -379,3 +417,30 @@ def test_function_of_a_namespace_package_in_a_namespace_package(sdk: Path) -> No
     )
 
     assert _check(source) == [(3, TXT)]
+
+
+def test_only_the_project_and_the_configured_packages_are_read(
+    sdk: Path, tmp_path: Path, lint: Lint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installed package the configuration does not name (the standard library,
+    # pydantic...) is never read for receivers: `vendor` outside the project is not.
+    site = tmp_path / "site"
+    (site / "vendor").mkdir(parents=True)
+    helper = "from sdk.types import CallToolResult\ndef fetch() -> CallToolResult: ...\n"
+    (site / "vendor" / "__init__.py").write_text(helper)
+    monkeypatch.syspath_prepend(str(site))
+    (sdk / "pyproject.toml").write_text(
+        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n'
+        '"TextContent.type" = "sdk.types:TextContent.type"\n'
+    )
+    (sdk / "use.py").write_text(
+        "from vendor import fetch\nfor c in fetch().content:\n    print(c.type == 'txt')\n"
+    )
+
+    outside = lint("check", "--no-cache", "use.py")
+    (sdk / "vendor").mkdir()
+    (sdk / "vendor" / "__init__.py").write_text(helper)
+    inside = lint("check", "--no-cache", "use.py")
+
+    assert outside.code == 0
+    assert inside.out.splitlines()[0] == f"use.py:3:21: LR002 [~] {TXT}"

@@ -253,9 +253,15 @@ def test_compared_string_unlike_every_value_is_taken_for_another_field(
 def test_only_files_that_use_the_field_are_parsed(declared: Path) -> None:
     _configure(declared, '"Job.state" = "states:Job.state"')
     sources = {
-        "attribute.py": "x = job.state\n",
-        "subscript.py": "x = job['state']\n",
+        "attribute.py": "x = job.state == 'done'\n",
+        "subscript.py": "x = job['state'] != 'done'\n",
+        "in_a_tuple.py": "x = job.state in (\n    'done',\n)\n",
+        "matched.py": "match job.state:\n    case 'done':\n        pass\n",
         "constructor.py": "x = Job()\n",
+        "constructor_split.py": "x = (Job  # a comment\n     (state='done'))\n",
+        "attribute_not_compared.py": "x = job.state\nprint(job['state'])\n",
+        "class_only_defined.py": "class Job(Base):\n    state: str\n",
+        "class_not_called.py": "jobs: list[Job] = []\n",
         "variable_only.py": "state = 1\nprint(state)\n",
         "unrelated.py": "print('hello')\n",
     }
@@ -270,10 +276,19 @@ def test_only_files_that_use_the_field_are_parsed(declared: Path) -> None:
         RunOptions(use_cache=False),
     )
 
+    # A use site compares the field (==, !=, in a literal tuple, list or set, match) or
+    # calls its class: a file that only reads the field, or names the class without
+    # calling it, cannot hold a finding, and is never parsed (issue 22 point 4).
     assert {r.path.name: r.parsed for r in result.files} == {
         "attribute.py": True,
         "subscript.py": True,
+        "in_a_tuple.py": True,
+        "matched.py": True,
         "constructor.py": True,
+        "constructor_split.py": True,
+        "attribute_not_compared.py": False,
+        "class_only_defined.py": False,
+        "class_not_called.py": False,
         "variable_only.py": False,
         "unrelated.py": False,
     }

@@ -1,9 +1,11 @@
 """Compaction survives a process killed in the middle of its write: a real child process,
 a real SIGKILL at the worst moment (the old rows deleted, the new ones not committed),
-on a SQLite file and on PostgreSQL; the history afterwards is the old one, whole.
+on a SQLite file, on PostgreSQL and on MariaDB (SQLAlchemy backend); the history
+afterwards is the old one, whole.
 
 The kill comes from inside the child, at a statement it is about to run: SQLite's own
-trace callback on the store's connection, psycopg's ``execute`` of the ``COMMIT``. Without
+trace callback on the store's connection, psycopg's ``execute`` of the ``COMMIT``,
+SQLAlchemy's ``execute`` of the ``INSERT``. Without
 the ReplacingSession capability (a session of the bare protocol) the same kill, between
 ``clear_session`` and ``add_items``, loses the history: the documented fallback."""
 
@@ -23,6 +25,9 @@ from agent_sessions import SQLiteStore
 from agent_sessions.bounded import SUMMARY_PREFIX, CompactingSession
 from agent_sessions.models import OfflineModel
 from agent_sessions.postgres import PostgresStore
+from agent_sessions.sqlalchemy import SQLAlchemyStore
+
+from .conftest import new_sa_table
 
 HISTORY = [
     {"role": "user", "content": "q0"},
@@ -81,6 +86,23 @@ CHILD = textwrap.dedent(
                     die()
 
             await store._run(lambda connection: connection.set_trace_callback(trace))
+        elif backend == "sqlalchemy":
+            from sqlalchemy.ext.asyncio import AsyncConnection
+
+            from agent_sessions.sqlalchemy import SQLAlchemyStore
+
+            store = SQLAlchemyStore(where.split("#")[0], table=where.split("#")[1])
+            sa_execute = AsyncConnection.execute
+
+            async def sa_execute_then_die(self, statement, *args, **kwargs):
+                text = str(statement).lstrip().upper()
+                if text.startswith("DELETE"):
+                    seen.append("DELETE")
+                elif text.startswith("INSERT") and "DELETE" in seen:
+                    die()  # replace: the DELETE is in this transaction; fallback: committed
+                return await sa_execute(self, statement, *args, **kwargs)
+
+            AsyncConnection.execute = sa_execute_then_die
         else:
             store = PostgresStore(where.split("#")[0], table=where.split("#")[1])
             execute = psycopg.AsyncConnection.execute
@@ -162,6 +184,20 @@ async def test_a_compaction_killed_mid_write_leaves_the_postgres_history_whole(
         session_id, history = await history_after_a_kill(store, where, "postgres", False)
         assert history == HISTORY
         await check_the_history_survives_and_compacts_later(store, session_id)
+
+
+async def test_a_compaction_killed_mid_write_leaves_the_mariadb_history_whole(
+    mysql_url: str, created_tables: list[tuple[str, str]]
+) -> None:
+    """SQLAlchemy on MariaDB (InnoDB): killed at the INSERT after the DELETE."""
+    table = new_sa_table(mysql_url, created_tables)
+    async with SQLAlchemyStore(mysql_url, table=table) as store:
+        where = f"{mysql_url}#{table}"
+        session_id, history = await history_after_a_kill(store, where, "sqlalchemy", False)
+        assert history == HISTORY
+        await check_the_history_survives_and_compacts_later(store, session_id)
+        _, lost = await history_after_a_kill(store, where, "sqlalchemy", True)
+        assert lost == []  # the fallback, killed at the same statement
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

@@ -337,6 +337,8 @@ async def test_an_unreachable_server_is_reported() -> None:
         ({"table": "pg_items"}, "system catalogs"),
         ({"max_connections": 0}, "max_connections"),
         ({"timeout": -1}, "timeout"),
+        ({"socket_timeout": 0}, "socket_timeout must be a finite number"),
+        ({"socket_timeout": float("inf")}, "socket_timeout must be a finite number"),
     ],
 )
 def test_bad_options_are_refused(kwargs: dict[str, object], message: str) -> None:
