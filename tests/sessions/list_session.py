@@ -7,7 +7,14 @@ constructor ``(session_id, store, session_settings=None)``, and run in ``ListKit
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import json
+import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
 from typing import ClassVar, NoReturn
 
 import pytest
@@ -156,3 +163,92 @@ class ListKit(SessionConformance):
             self.store.rows.setdefault(session.session_id, []).append(
                 raw.decode("utf-8", "replace")
             )
+
+
+class JournalListStore(ListStore):
+    """A ``ListStore`` that processes share: each process keeps the rows in memory, and
+    every change made under ``lock`` is appended to a journal file (which the lock holds
+    with ``flock``) and replayed by the others when they next take the lock."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.lock = _JournalLock(self)  # type: ignore[assignment]
+        self.offset = 0
+
+
+class _JournalLock:
+    def __init__(self, store: JournalListStore) -> None:
+        self.store = store
+        self.threads = threading.Lock()
+        self.file: int | None = None
+        self.before: dict[str, list[str]] = {}
+
+    def __enter__(self) -> None:
+        self.threads.acquire()
+        try:
+            self.file = os.open(self.store.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            fcntl.flock(self.file, fcntl.LOCK_EX)
+            self._replay()
+        except BaseException:
+            self._release()
+            raise
+        self.before = {key: list(rows) for key, rows in self.store.rows.items()}
+
+    def _replay(self) -> None:
+        assert self.file is not None
+        size = os.fstat(self.file).st_size
+        if size > self.store.offset:
+            written = os.pread(self.file, size - self.store.offset, self.store.offset)
+            for line in written.decode("utf-8").splitlines():
+                change = json.loads(line)
+                rows = self.store.rows.get(change["id"], [])
+                self.store.rows[change["id"]] = rows[: change["keep"]] + change["tail"]
+            self.store.offset = size
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            assert self.file is not None
+            for key in sorted({*self.before, *self.store.rows}):
+                old, new = self.before.get(key, []), self.store.rows.get(key, [])
+                if old != new:
+                    keep = 0
+                    while keep < min(len(old), len(new)) and old[keep] == new[keep]:
+                        keep += 1
+                    change = {"id": key, "keep": keep, "tail": new[keep:]}
+                    os.write(self.file, (json.dumps(change) + "\n").encode("utf-8"))
+            self.store.offset = os.fstat(self.file).st_size
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self.file is not None:
+            os.close(self.file)  # and with it the flock
+            self.file = None
+        self.threads.release()
+
+
+def _session_on_the_journal(
+    session_class: type[ListSession], path: Path, session_id: str
+) -> ListSession:
+    return session_class(session_id, JournalListStore(path))
+
+
+class ProcessListKit(ListKit):
+    """``ListKit`` on a :class:`JournalListStore`: it claims processes, and a child process
+    opens its sessions (of ``session_class``) on the same journal."""
+
+    supports_processes: ClassVar[bool] = True
+
+    @pytest.fixture(autouse=True)
+    def list_store(self, tmp_path: Path) -> None:
+        self.store = JournalListStore(tmp_path / "journal")
+
+    def child_session_factory(self) -> Callable[[str], ListSession]:
+        assert isinstance(self.store, JournalListStore)
+        return functools.partial(_session_on_the_journal, self.session_class, self.store.path)
