@@ -69,8 +69,8 @@ _URLLIB3_REQUIREMENTS = (
     "trustme==0.5.3",
     "tornado==6.1",
     "PySocks==1.7.1",
-    "flaky==3.7.0",
     "python-dateutil==2.8.1",
+    "six==1.16.0",
 )
 
 

@@ -380,7 +380,9 @@ class Occurrence:
     ``import``, ``__all__`` (an entry of ``__all__``), ``getattr`` (the string of a
     ``getattr``/``hasattr``/``setattr``/``delattr`` call), ``options`` (a key read
     from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``) or
-    ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``).
+    ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``) or
+    ``forwarded`` (a key read, in another function, from a ``**kwargs`` dictionary handed
+    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``).
     """
 
     path: Path
@@ -1484,7 +1486,7 @@ def forwarded_reads(
                     f"read from {origin}, handed to `{function.name}`: no engine follows"
                     " forwarded keywords"
                 )
-                found.extend(Occurrence(path, r, "options", UNKNOWN, reason) for r in reads)
+                found.extend(Occurrence(path, r, "forwarded", UNKNOWN, reason) for r in reads)
     return found
 
 

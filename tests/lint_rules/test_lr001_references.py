@@ -625,3 +625,42 @@ def test_a_bare_rename_leaves_a_module_of_that_name_from_outside_alone(tmp_path:
     assert ".model_copy()" in after
     code = "from pkg.model import Model; print(Model([1]).clone().values)"
     assert _python(root, code) == "[1]"
+
+
+def test_keys_read_in_another_module_from_forwarded_options_are_findings(tmp_path: Path) -> None:
+    """sqlparse's shape: after ``check``, the reads in ``formatter.py`` (which names the
+    key only as strings) are findings too, so the summary's count is what is printed."""
+    root = _project(
+        tmp_path,
+        {"pkg:format(keyword_case)": "keyword_style"},
+        {
+            "pkg/__init__.py": """
+                from pkg import formatter
+
+
+                def format(sql, **options):
+                    options = formatter.validate(options)
+                    return formatter.build(sql, options)
+                """,
+            "pkg/formatter.py": """
+                def validate(options):
+                    return options if options.get("keyword_case") != "bad" else {}
+
+
+                def build(sql, options):
+                    return sql.upper() if options.get("keyword_case") == "upper" else sql
+                """,
+            "app.py": """
+                import pkg
+
+                print(pkg.format("select 1", keyword_case="upper"))
+                """,
+        },
+    )
+
+    check = _lint(root, "check")
+
+    found = sorted(line.split(": LR001")[0] for line in check.out.splitlines() if ": LR001" in line)
+    assert found == ["app.py:3:30", "pkg/formatter.py:2:36", "pkg/formatter.py:6:40"], check.out
+    assert "read from `**options` of `format`" in check.out
+    assert "3 occurrences not known to be the target's" in check.out

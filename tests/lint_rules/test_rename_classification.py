@@ -569,10 +569,10 @@ def test_keys_read_in_another_module_from_a_forwarded_kwargs_dictionary_are_unkn
     unknown = {(o.path.name, o.start.line, o.kind): o.reason for o in result.unknown(target)}
     assert set(unknown) == {
         ("app.py", 3, "keyword"),
-        ("formatter.py", 2, "options"),
-        ("formatter.py", 9, "options"),
+        ("formatter.py", 2, "forwarded"),
+        ("formatter.py", 9, "forwarded"),
     }
-    assert "`**options` of `format`" in unknown["formatter.py", 2, "options"]
+    assert "`**options` of `format`" in unknown["formatter.py", 2, "forwarded"]
     # `unrelated` is handed no `**kwargs` dictionary: its read is a value, not an occurrence
     assert not any(o.start.line == 16 for o in result.occurrences[target])
 
