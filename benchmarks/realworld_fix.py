@@ -55,6 +55,25 @@ TEST_TIMEOUT = 1800
 """Seconds one test-suite run may take."""
 
 
+_PYDANTIC_TESTS = ("tests", "--ignore=tests/mypy", "--ignore=tests/pyright")
+"""pydantic's own suite without the mypy and pyright plugin tests (they need pinned type
+checkers)."""
+_URLLIB3_TESTS = (
+    *("test", "--ignore=test/with_dummyserver", "--ignore=test/appengine"),
+    *("--ignore=test/contrib", "-o", "timeout=60"),
+)
+"""urllib3's tests without a server (its dummyserver tests crash today's pytest's assertion
+rewriting on Python 3.11), with its own per-test timeout."""
+_URLLIB3_REQUIREMENTS = (
+    "mock==3.0.5",
+    "trustme==0.5.3",
+    "tornado==6.1",
+    "PySocks==1.7.1",
+    "python-dateutil==2.8.1",
+    "six==1.16.0",
+)
+
+
 @dataclass(frozen=True)
 class Project:
     """A pinned sdist, the rename to apply, and how to import and test it."""
@@ -76,6 +95,8 @@ class Project:
     """Pinned packages its tests need beyond this venv's, installed with ``pip install
     --target`` under ``--work`` and put on ``PYTHONPATH`` after the project's own tree
     (never into this venv)."""
+    pytest_options: tuple[str, ...] = ()
+    """Extra pytest arguments (a plugin the project's own configuration disables)."""
 
     @property
     def key(self) -> str:
@@ -170,6 +191,112 @@ PROJECTS = (
         "realistic: a module-level function listed in `__all__`",
         sources=".",
         requirements=("pretend==1.0.9",),
+    ),
+    # Issue 21's shapes again, each from a real changelog, on four projects not used above
+    # (`--only pydantic-config pydantic-all pydantic-bare urllib3 urllib3-attribute mcp
+    # openai-agents-events`).
+    Project(
+        "pydantic",
+        "1.10.13",
+        "pydantic",
+        '"pydantic.config:BaseConfig.orm_mode" = "from_attributes"',
+        "pydantic 2.0 migration guide: the config setting `orm_mode` is renamed"
+        " `from_attributes` (a class attribute that every model's `class Config:` writes)",
+        sources=".",
+        tests=_PYDANTIC_TESTS,
+        label="config",
+        requirements=("pytest-mock==3.10.0",),
+        pytest_options=("-p", "no:hypothesispytest"),
+    ),
+    Project(
+        "pydantic",
+        "1.10.13",
+        "pydantic",
+        '"pydantic.decorator:validate_arguments" = "validate_call"',
+        "pydantic 2.0 migration guide: `validate_arguments` is renamed `validate_call` (a"
+        " module-level function in `__all__`, re-exported by `pydantic/__init__.py`)",
+        sources=".",
+        tests=_PYDANTIC_TESTS,
+        label="all",
+        requirements=("pytest-mock==3.10.0",),
+        pytest_options=("-p", "no:hypothesispytest"),
+    ),
+    Project(
+        "pydantic",
+        "1.10.13",
+        "pydantic",
+        'copy = "model_copy"',
+        "pydantic 2.0 migration guide: `BaseModel.copy` is renamed `model_copy` (a bare name"
+        " shared with `dict.copy`, `list.copy` and the `copy` module)",
+        sources=".",
+        tests=_PYDANTIC_TESTS,
+        label="bare",
+        requirements=("pytest-mock==3.10.0",),
+        pytest_options=("-p", "no:hypothesispytest"),
+    ),
+    Project(
+        "urllib3",
+        "1.25.11",
+        "urllib3",
+        '"urllib3.util.retry:Retry.__init__(method_whitelist)" = "allowed_methods"',
+        "changelog 1.26.0: `Retry(method_whitelist=...)` is deprecated for"
+        " `Retry(allowed_methods=...)` (a constructor keyword, re-exported as `urllib3.Retry`,"
+        " copied by `Retry.new(**kw)` through a `dict(...)` of keywords)",
+        tests=_URLLIB3_TESTS,
+        requirements=_URLLIB3_REQUIREMENTS,
+    ),
+    Project(
+        "urllib3",
+        "1.25.11",
+        "urllib3",
+        '"urllib3.util.retry:Retry.DEFAULT_METHOD_WHITELIST" = "DEFAULT_ALLOWED_METHODS"',
+        "changelog 1.26.0: `Retry.DEFAULT_METHOD_WHITELIST` is deprecated for"
+        " `Retry.DEFAULT_ALLOWED_METHODS` (a class attribute)",
+        tests=_URLLIB3_TESTS,
+        label="attribute",
+        requirements=_URLLIB3_REQUIREMENTS,
+    ),
+    Project(
+        "mcp",
+        "1.9.4",
+        "mcp",
+        'isError = "is_error"',
+        "issue 21's own case: `CallToolResult.isError`, a pydantic field that is the"
+        " protocol's JSON key, renamed in Python style by a bare entry",
+        # its CLI needs typer (not installed); a test waiting on a server that is not
+        # there stops after 30 s instead of hanging the run
+        tests=("tests", "--ignore=tests/client/test_config.py", "-o", "timeout=30"),
+        requirements=(
+            "httpx==0.28.1",
+            "httpcore==1.0.9",
+            "httpx-sse==0.4.0",
+            "sse-starlette==2.1.3",
+            "pydantic-settings==2.9.1",
+            "python-multipart==0.0.20",
+            "trio==0.30.0",
+            "outcome==1.3.0",
+            "sortedcontainers==2.4.0",
+            "python-dotenv==1.1.0",
+            # mcp 1.9 imports a pydantic internal that later pydantic versions dropped
+            "pydantic==2.11.7",
+            "pydantic-core==2.33.2",
+            "typing-inspection==0.4.1",
+        ),
+    ),
+    Project(
+        "openai-agents",
+        "0.2.11",
+        "agents",
+        '[tool.lint_rules.renames.strings]\n"response.audio.delta" = "response.output_audio.delta"',
+        "0.3.0 moved the realtime model to the GA Realtime API, whose server event"
+        " `response.audio.delta` is `response.output_audio.delta` (a dotted event name the"
+        " SDK dispatches on; its tests send the wire's JSON)",
+        tests=("tests/realtime",),
+        label="events",
+        requirements=(
+            *("openai==1.104.2", "httpx==0.28.1", "httpcore==1.0.9", "distro==1.9.0"),
+            "jiter==0.10.0",
+        ),
     ),
 )
 
@@ -415,7 +542,7 @@ def imports(root: Path, project: Project) -> bool:
 def run_tests(root: Path, project: Project, report: Path) -> dict[str, str]:
     """Each test's outcome (passed, failed, error, skipped) by its id."""
     subprocess.run(
-        [*PYTEST, f"--junitxml={report}", *project.tests],
+        [*PYTEST, *project.pytest_options, f"--junitxml={report}", *project.tests],
         cwd=root,
         capture_output=True,
         text=True,
@@ -467,7 +594,7 @@ def table(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         p = o.project
         lines.append(
-            f"| {p.name} {p.version} | `{p.rename}` | {len(o.changed)} "
+            f"| {p.name} {p.version} | `{_one_line(p.rename)}` | {len(o.changed)} "
             f"| {o.fixed} / {o.remaining} ({o.withheld}, {o.not_fixed}) "
             f"| {len(o.changed) - len(o.not_compiling)}/{len(o.changed)} "
             f"| {_yes(o.imports_before)} -> {_yes(o.imports_after)} "
@@ -475,6 +602,11 @@ def table(outcomes: list[Outcome]) -> str:
             f"| {_same(o)} |"
         )
     return "\n".join(lines)
+
+
+def _one_line(rename: str) -> str:
+    """A rename for a table cell: a ``strings`` entry shows its table name first."""
+    return rename.replace("[tool.lint_rules.renames.strings]\n", "strings: ")
 
 
 def _same(outcome: Outcome) -> str:

@@ -267,7 +267,7 @@ def judge(source: ModuleSource, protocols: Sequence[ProtocolSpec]) -> list[Judge
             ):
                 continue
             if _inherited_targets(source, node, classes, protocol, seen=set()) or (
-                protocol.qualified_name in uses.get(node.name, ())
+                _used_as(node, classes, uses, protocol.qualified_name, seen=set())
             ):
                 explicit.append(protocol)
             elif _defines_every_method(source, node, classes, protocol):
@@ -613,6 +613,31 @@ def _inherited_targets(
             and target.id in classes
             and target.id not in seen
             and _inherited_targets(source, classes[target.id], classes, protocol, seen)
+        ):
+            return True
+    return False
+
+
+def _used_as(
+    node: ast.ClassDef,
+    classes: dict[str, ast.ClassDef],
+    uses: dict[str, set[str]],
+    protocol: str,
+    seen: set[str],
+) -> bool:
+    """Whether ``node``, or a class of the same file it subclasses, is used where
+    ``protocol`` is annotated: a subclass of an implementation is one (mypy checks its
+    overrides against its base)."""
+    if protocol in uses.get(node.name, ()):
+        return True
+    seen.add(node.name)
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        if (
+            isinstance(target, ast.Name)
+            and target.id in classes
+            and target.id not in seen
+            and _used_as(classes[target.id], classes, uses, protocol, seen)
         ):
             return True
     return False

@@ -26,6 +26,8 @@ from lint_rules.analysis.declarations import (
 
 _ABSTRACT_MODULES = (*TYPING_MODULES, "collections.abc")
 _ASYNC_ITERATORS = frozenset({"AsyncIterator", "AsyncIterable", "AsyncGenerator"})
+_ALIAS_DEPTH = 5
+"""How many aliases of aliases a return annotation is read through."""
 _TOP = frozenset({"builtins.object", "typing.Any", "typing_extensions.Any"})
 _PROMOTIONS = {
     # mypy's promotions: an int is accepted as a float, a float as a complex; bytearray
@@ -119,17 +121,21 @@ def _certainly_not_subtype(
     given: ast.expr, source: ModuleSource, wanted: ast.expr, wanted_source: ModuleSource
 ) -> bool:
     wanted_names: set[str] = set()
+    structural = False
     for member in _union(wanted, wanted_source):
         reference = _class(member, wanted_source)
         if reference is None or reference in _TOP or reference.startswith("typing."):
             return False  # not a class, or one whose subtypes are not known by name
         wanted_names.add(reference)
+        structural = structural or _is_typed_dict(member, wanted_source)
     for member in _union(given, source):
         reference = _class(member, source)
         if reference is None:
             continue
         if reference in wanted_names:
             continue
+        if structural and not reference.startswith("builtins."):
+            continue  # a TypedDict accepts another of the same keys: not known by name
         ancestors = _ancestors(member, source, set())
         if ancestors is None or ancestors & wanted_names:
             continue
@@ -137,22 +143,47 @@ def _certainly_not_subtype(
     return False
 
 
-def _union(expression: ast.expr, source: ModuleSource) -> list[ast.expr]:
-    """The members of ``A | B``, ``Optional[A]``, ``Union[A, B]``, a string annotation."""
+def _is_typed_dict(expression: ast.expr, source: ModuleSource) -> bool:
+    found = definition(
+        source, expression.value if isinstance(expression, ast.Subscript) else expression
+    )
+    if found is None:
+        return False
+    owner, name = found
+    node = owner.classes.get(name)
+    return node is not None and any(
+        isinstance(base, (ast.Name, ast.Attribute)) and _abstract_name(base, owner) == "TypedDict"
+        for base in node.bases
+    )
+
+
+def _union(expression: ast.expr, source: ModuleSource, depth: int = 0) -> list[ast.expr]:
+    """The members of ``A | B``, ``Optional[A]``, ``Union[A, B]``, a string annotation,
+    and of a type alias of the module (``Screenshot: TypeAlias = ScreenshotParam``)."""
+    if (
+        depth < _ALIAS_DEPTH
+        and isinstance(expression, ast.Name)
+        and expression.id not in source.classes
+        and source.imported(expression.id) is None
+    ):
+        value = source.alias(expression.id)
+        if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
+            return _union(value, source, depth + 1)
     if isinstance(expression, ast.Constant) and isinstance(expression.value, str):
         try:
             parsed = ast.parse(expression.value, mode="eval").body
         except SyntaxError:
             return [expression]
-        return _union(parsed, source)
+        return _union(parsed, source, depth)
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
-        return [*_union(expression.left, source), *_union(expression.right, source)]
+        return [*_union(expression.left, source, depth), *_union(expression.right, source, depth)]
     if isinstance(expression, ast.Subscript):
         name = _abstract_name(expression.value, source)
         if name == "Optional":
-            return [*_union(expression.slice, source), ast.Constant(None)]
+            return [*_union(expression.slice, source, depth), ast.Constant(None)]
         if name == "Union":
-            return [member for item in _arguments(expression) for member in _union(item, source)]
+            items = _arguments(expression)
+            return [member for item in items for member in _union(item, source, depth)]
     return [expression]
 
 

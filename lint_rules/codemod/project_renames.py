@@ -126,10 +126,11 @@ class ProjectRenames:
         now = self._plan.read_occurrences(resolved, text) if self._plan is not None else None
         if now is None:
             now = _occurrences_of(path, text, self.spellings, tree)
+        forwarded = self._forwarded_sites(resolved, text, now)
         if not any(now.values()):
-            return []
+            return forwarded
         self._make_plan()
-        found: list[Site] = []
+        found: list[Site] = list(forwarded)
         for spelling, current in now.items():
             if current:
                 found.extend(self._sites_of(resolved, spelling, current))
@@ -160,6 +161,32 @@ class ProjectRenames:
             except RenameError as error:
                 judged.withheld = str(error)
 
+    def _forwarded_sites(
+        self, path: Path, text: str, now: Mapping[str, list[Occurrence]]
+    ) -> list[Site]:
+        """The keys of keyword targets read in ``path`` from a ``**kwargs`` dictionary that
+        another function hands on (``forwarded`` occurrences: the plan finds them, the
+        file's own syntax does not say they are the target's): each is reported."""
+        keyword = [
+            j
+            for j in self._judged.values()
+            if j.reference.keyword and (f'"{j.target.old}"' in text or f"'{j.target.old}'" in text)
+        ]
+        if not keyword:
+            return []
+        self._make_plan()
+        if self._plan is None:
+            return []
+        sites = []
+        for judged in keyword:
+            here = {o.start for o in now.get(judged.target.old, [])}
+            for o in self._plan.in_file(judged.reference, path):
+                if o.kind == "forwarded" and o.start not in here:
+                    why = judged.withheld
+                    note = f"{o.reason}; {withheld_note(why)}" if why else o.reason
+                    sites.append(_site(o, judged.target, False, note=note))
+        return sites
+
     def _sites_of(self, path: Path, spelling: str, current: list[Occurrence]) -> list[Site]:
         judged = [j for j in self._judged.values() if j.target.old == spelling]
         if self._error is not None or self._plan is None:
@@ -167,6 +194,7 @@ class ProjectRenames:
             return [_site(o, judged[0].target, False, note=why) for o in current]
         planned = {j.target: self._plan.in_file(j.reference, path) for j in judged}
         read = next((found for found in planned.values() if found), [])
+        read = [o for o in read if o.kind != "forwarded"]  # reported by `_forwarded_sites`
         renamed_safe = {
             o.start
             for j in judged

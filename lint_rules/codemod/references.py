@@ -380,7 +380,9 @@ class Occurrence:
     ``import``, ``__all__`` (an entry of ``__all__``), ``getattr`` (the string of a
     ``getattr``/``hasattr``/``setattr``/``delattr`` call), ``options`` (a key read
     from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``) or
-    ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``).
+    ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``) or
+    ``forwarded`` (a key read, in another function, from a ``**kwargs`` dictionary handed
+    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``).
     """
 
     path: Path
@@ -826,6 +828,8 @@ class Classifier:
             return _with(occurrence, TARGET)
         if occurrence.kind == "__all__":
             return occurrence  # decided with its module's binding, in `classify`
+        if self.keyword and self._target and occurrence.kind in _NOT_A_PARAMETER:
+            return _with(occurrence, OTHER)  # `retry.method_whitelist`: an attribute
         if occurrence.kind in _STRING_KINDS:
             return _with(occurrence, UNKNOWN, _UNRESOLVED[occurrence.kind])
         if occurrence.on_string and self.module_attribute:
@@ -841,6 +845,8 @@ class Classifier:
             found = _keyword_call(path, occurrence.start, self.spelling)
             if found is not None and _on_a_string(found[0]):
                 return _with(occurrence, OTHER)  # `"{x}".format(x=...)`: `str.format`'s
+            if found is not None and _builds_a_dict(found[0]):
+                return _with(occurrence, UNKNOWN, _DICT_KEYWORD)
             if found is not None and found[1].line:
                 forwarder = self._forwarder(path, found[1])
                 if forwarder is not None:
@@ -851,6 +857,10 @@ class Classifier:
             reason = _UNRESOLVED[occurrence.kind] if self._target else _STALE
             return _with(occurrence, UNKNOWN, reason)
         inside = [a for a in answers if _inside(a.path, self.server.root)]
+        if self.keyword and occurrence.kind == "keyword" and not inside:
+            found = _keyword_call(path, occurrence.start, self.spelling)
+            if found is not None and _builds_a_dict(found[0]):
+                return _with(occurrence, UNKNOWN, _DICT_KEYWORD)
         if self._target_class and self.member and any(map(self._subclass_attribute, inside)):
             return _with(occurrence, TARGET)
         spelt = [
@@ -861,7 +871,24 @@ class Classifier:
         ]
         if occurrence.kind == "keyword" and inside and not spelt:
             return _with(occurrence, UNKNOWN, "the engine leads to the callee, not to a parameter")
+        unread = self.member and occurrence.kind in ("name", "attribute")
+        if unread and self._unread(path, occurrence, answers):
+            return _with(occurrence, UNKNOWN, _UNREAD)
         return _with(occurrence, OTHER)
+
+    def _unread(self, path: Path, occurrence: Occurrence, answers: Sequence[Location]) -> bool:
+        """Whether the occurrence defines an attribute of a class unrelated to the target's
+        that nothing reads by name (the engine's only answer and reference is itself): such
+        a value is read some other way, as pydantic 1 merges a model's ``class Config:``
+        into ``BaseConfig`` and reads ``cls.__config__.orm_mode``."""
+        here = (path, occurrence.start)
+        if not answers or any((a.path, a.start) != here for a in answers):
+            return False
+        if _enclosing_class(path, occurrence.start.line) is None:
+            return False
+        return all(
+            (r.path, r.start) == here for r in self.server.references(path, occurrence.start)
+        )
 
     def _forwarded(self, path: Path, occurrence: Occurrence) -> bool:
         """Whether a keyword of a constructor call provably reaches the target parameter:
@@ -989,6 +1016,17 @@ class Classifier:
 
 
 _MAX_BASES_DEPTH = 20
+_NOT_A_PARAMETER = frozenset({"attribute", "getattr", "format"})
+"""Occurrences that are never a keyword target's: attributes and the strings naming them
+(a parameter is no attribute, even when ``__init__`` stores it under its own name)."""
+_DICT_KEYWORD = (
+    "a key of a dictionary built with `dict(...)`: it may be unpacked into a call of the"
+    " target (`**params`)"
+)
+_UNREAD = (
+    "an attribute of a class that does not inherit the target's, and nothing reads it by"
+    " name: it may be read as the target (merged by a metaclass, `vars()`, `__dict__`)"
+)
 _STALE = "the target is not defined where the configuration says, and this does not resolve"
 _UNRESOLVED = {
     "keyword": "the engine cannot tell which parameter this keyword is "
@@ -1073,6 +1111,15 @@ def _receiver_root(path: Path, at: Position, spelling: str) -> Position | None:
             return Position(receiver.lineno, column(receiver.lineno, receiver.col_offset))
         return None
     return None
+
+
+def _builds_a_dict(call: ast.Call) -> bool:
+    """Whether the call is ``dict(...)`` or ``dict.fromkeys``/``.update(...)`` with keywords:
+    its keywords are keys of a dictionary that a ``**`` may hand on."""
+    function = call.func
+    if isinstance(function, ast.Name):
+        return function.id == "dict"
+    return isinstance(function, ast.Attribute) and function.attr == "update"
 
 
 def _on_a_string(call: ast.Call) -> bool:
@@ -1439,7 +1486,7 @@ def forwarded_reads(
                     f"read from {origin}, handed to `{function.name}`: no engine follows"
                     " forwarded keywords"
                 )
-                found.extend(Occurrence(path, r, "options", UNKNOWN, reason) for r in reads)
+                found.extend(Occurrence(path, r, "forwarded", UNKNOWN, reason) for r in reads)
     return found
 
 

@@ -89,6 +89,8 @@ def plan_renames(file: FileContext, renames: Renames, found: FileOccurrences) ->
             reason: str | None = ""
             if kind == "attribute" and _elsewhere(file, occurrence, found.module_aliases):
                 continue  # e.g. `optparse.OptionParser` when the project defines its own
+            if _outside_module(file, occurrence, found.module_aliases):
+                continue  # `import copy`, `copy.deepcopy`: the stdlib's module, not `Model.copy`
             # Without the new name in the file nothing can clash with it, and a name
             # that is not a builtin's cannot resolve to one: no scope analysis needed.
             simple = new not in file.text and old not in BUILTINS
@@ -130,6 +132,35 @@ def _elsewhere(file: FileContext, occurrence: Occurrence, imports: Mapping[str, 
         return False
     project = file.project.index  # read once per run, and only when needed here
     return module.split(".")[0] not in project.packages and occurrence.old in project.definitions
+
+
+def _outside_module(file: FileContext, occurrence: Occurrence, imports: Mapping[str, str]) -> bool:
+    """Whether a bare name's occurrence is, or is part of, a module from outside the
+    project while the project defines the name itself: a part of ``import copy`` or
+    ``from copy import deepcopy``, or the name ``copy`` that ``import copy`` binds."""
+    old, kind = occurrence.old, occurrence.kind
+    if kind not in ("import", "load"):
+        return False
+    project = file.project.index
+    if old not in project.definitions:
+        return False
+    if kind != "import":
+        module = imports.get(old)
+        return module is not None and module.split(".")[0] not in project.packages
+    line = file.text.count("\n", 0, occurrence.start) + 1
+    for node in ast.walk(file.ast_tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        if isinstance(node, ast.ImportFrom):
+            return node.level == 0 and (node.module or "").split(".")[0] not in project.packages
+        return any(
+            alias.name.split(".")[0] not in project.packages
+            and (old in alias.name.split(".") or alias.asname == old)
+            for alias in node.names
+        )
+    return False
 
 
 def _resolver(file: FileContext, targets: Mapping[str, Sequence[Target]]) -> Resolver | None:

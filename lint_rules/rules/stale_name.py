@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,11 @@ LITERAL_DECLARATION = (
     "senders may still use it"
 )
 """Why a string rename's fix of a ``Literal[...]`` member is unsafe."""
+STRING_WITHHELD = (
+    "rename withheld: the same text is data elsewhere ({sites}), which would stop matching"
+    " the renamed values"
+)
+"""Why a string rename's fix in a value position is unsafe when the rename is incomplete."""
 _ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
 
@@ -119,7 +125,10 @@ class StaleNameRule(Rule):
     an alias, test data, a docstring, a comparison with a plain variable) the
     finding's fix is unsafe and says why; so is a `Literal[...]` declaration
     that still lists the old value (renaming it makes the field refuse what
-    senders still send).
+    senders still send). A string rename is whole or withheld: while the same
+    text is data anywhere in the project (a payload in the tests, a dispatch
+    table's key), renaming only the compared values would make them miss what
+    is still sent, so their fixes are unsafe too and name the data sites.
 
     How a rename is judged: for a qualified target defined in the project, every
     occurrence of its old
@@ -524,10 +533,56 @@ class StaleNameRule(Rule):
             fix = self.replace(body, new, safe=False)
             self.report(node, f"{message}; unsafe fix: {LITERAL_DECLARATION}", fix)
         elif kind == COMPARED or (passed is not None and new in passed):
-            self.report(node, message, self.replace(body, new))
+            data = self._string_data().get(old, ())
+            if data:
+                sites = ", ".join(data[:3]) + (
+                    f" and {len(data) - 3} more" if len(data) > 3 else ""
+                )
+                withheld = STRING_WITHHELD.format(sites=sites)
+                self.report(
+                    node, f"{message}; unsafe fix: {withheld}", self.replace(body, new, False)
+                )
+            else:
+                self.report(node, message, self.replace(body, new))
         else:
             fix = self.replace(body, new, safe=False)
             self.report(node, f"{message}; unsafe fix: {STRING_VALUE}", fix)
+
+    def _wire_fields(self) -> Mapping[str, list[str]]:
+        """Bare old name -> the serialising model fields it names (```Class.field`
+        (path:line)``): a field of a pydantic model or a ``TypedDict`` without an alias, whose
+        name is the key of the data it is parsed from and dumped to."""
+        spellings = frozenset(self.renames.bare)
+        project = self.file.project
+        root = self.file.root
+        if project is None or root is None:
+            return _model_fields([(self.file.path, self.file.ast_tree)], spellings, None)
+        project.note_read()
+
+        def build() -> Mapping[str, list[str]]:
+            markers = (*spellings, *_MODEL_BASES)
+            trees = _parsed(project.files(), dict.fromkeys(markers, ""))
+            return _model_fields(trees, spellings, root)
+
+        return project.shared(("LR001", "wire", spellings), build)
+
+    def _string_data(self) -> Mapping[str, list[str]]:
+        """Old value of each string rename -> where the project holds its text as data
+        (``path:line``): not in a value position, or in a ``Literal`` declaration. A string
+        rename is applied whole or not at all: renaming the compared values while a payload,
+        a dispatch table or test data keeps the old text changes what matches."""
+        strings = self.renames.strings
+        project = self.file.project
+        root = self.file.root
+        if project is None or root is None:
+            return _data_of([(self.file.path, self.file.ast_tree)], strings, self._declared, None)
+        project.note_read()  # the verdict depends on the other files of the project
+        declared = self._declared
+
+        def build() -> Mapping[str, list[str]]:
+            return _data_of(_parsed(project.files(), strings), strings, declared, root)
+
+        return project.shared(("LR001", "strings", tuple(sorted(strings.items()))), build)
 
     def _name_strings(self) -> set[int]:
         """The string constants of this file that are names, not data (``id`` of each)."""
@@ -553,7 +608,10 @@ class StaleNameRule(Rule):
             verdict = self._attribute_verdict(renaming.occurrence, attributes)
             if verdict is not None and verdict.verdict == OTHER:
                 continue  # `text.split(...)` on a `str`: not the project's `split`
-            if verdict is not None and verdict.verdict == UNKNOWN:
+            wire = self._wire_fields().get(renaming.old) if renaming.old in renames.bare else None
+            if wire:
+                self.report(where, f"{message}; not fixed: {WIRE_FIELD.format(field=wire[0])}")
+            elif verdict is not None and verdict.verdict == UNKNOWN:
                 self.report(where, f"{message}; not fixed: {verdict.reason}")
             elif renaming.reason:
                 self.report(where, f"{message}; not fixed: {renaming.reason}")
@@ -737,6 +795,129 @@ def name_strings(tree: ast.Module) -> set[int]:
         ):
             found.add(id(node.args[1]))
     return found
+
+
+_MODEL_BASES = frozenset({"BaseModel", "RootModel", "TypedDict", "BaseSettings"})
+"""Classes whose subclasses' field names are their data's keys (pydantic, ``typing``)."""
+WIRE_FIELD = (
+    "rename withheld: {field}, a field of a serialising model, is spelt as its data's"
+    " key: renaming it changes what is parsed and dumped (give it an `alias` first)"
+)
+"""Why a bare rename of a pydantic or ``TypedDict`` field is not made."""
+
+
+def _model_fields(
+    trees: Sequence[tuple[Path, ast.Module]], spellings: frozenset[str], root: Path | None
+) -> dict[str, list[str]]:
+    """Old spelling -> ```Class.field` (path:line)`` of each field so spelt, without an
+    alias, of a class that subclasses a pydantic model or a ``TypedDict`` (by name, through
+    the project's classes: over-approximate, it only withholds)."""
+    classes = [
+        (path, node)
+        for path, tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    ]
+    models = set(_MODEL_BASES)
+    changed = True
+    while changed:  # classes of the project that inherit a model, by their names
+        changed = False
+        for _, node in classes:
+            if node.name not in models and any(_base_name(b) in models for b in node.bases):
+                models.add(node.name)
+                changed = True
+    found: dict[str, list[str]] = {}
+    for path, node in classes:
+        if not any(_base_name(b) in models for b in node.bases):
+            continue
+        for statement in node.body:
+            target, value = None, None
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                target, value = statement.target.id, statement.value
+            elif (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+            ):
+                target, value = statement.targets[0].id, statement.value
+            if target not in spellings or _aliased(value):
+                continue
+            name = path
+            if root is not None:
+                with contextlib.suppress(ValueError):
+                    name = path.resolve().relative_to(root.resolve())
+            where = f"`{node.name}.{target}` ({name.as_posix()}:{statement.lineno})"
+            found.setdefault(target, []).append(where)
+    return found
+
+
+def _base_name(base: ast.expr) -> str:
+    if isinstance(base, ast.Subscript):  # `TypedDict[...]`, `RootModel[int]`
+        base = base.value
+    if isinstance(base, ast.Attribute):
+        return base.attr
+    return base.id if isinstance(base, ast.Name) else ""
+
+
+def _aliased(value: ast.expr | None) -> bool:
+    """Whether a field's value is ``Field(..., alias=...)`` (or a validation/serialisation
+    alias): its data's key is spelt there, not by the attribute's name."""
+    return isinstance(value, ast.Call) and any(
+        keyword.arg in ("alias", "validation_alias", "serialization_alias")
+        for keyword in value.keywords
+    )
+
+
+def _parsed(files: Sequence[Path], strings: Mapping[str, str]) -> list[tuple[Path, ast.Module]]:
+    """The files holding an old value's text, parsed (those that do not parse are left out:
+    they are LR000 findings)."""
+    parsed = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(old in text for old in strings):
+            try:
+                parsed.append((path, ast.parse(text)))
+            except (SyntaxError, ValueError):
+                continue
+    return parsed
+
+
+def _data_of(
+    trees: Sequence[tuple[Path, ast.Module]],
+    strings: Mapping[str, str],
+    declared: Mapping[str, Mapping[str, frozenset[str]]],
+    root: Path | None,
+) -> dict[str, list[str]]:
+    """Old value -> ``path:line`` of each occurrence of its text that is data (see
+    ``StaleNameRule._string_data``)."""
+    data: dict[str, list[tuple[str, int]]] = {}
+    for path, tree in trees:
+        positions = value_positions(tree, declared)
+        parts = {
+            id(value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.JoinedStr)
+            for value in node.values
+        }
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            new = strings.get(node.value)
+            if new is None or id(node) in parts:
+                continue
+            kind = positions.kinds.get(id(node))
+            passed = positions.passed.get(id(node))
+            if kind == COMPARED or (kind != LITERAL and passed is not None and new in passed):
+                continue
+            name = path
+            if root is not None:
+                with contextlib.suppress(ValueError):
+                    name = path.resolve().relative_to(root.resolve())
+            data.setdefault(node.value, []).append((name.as_posix(), node.lineno))
+    return {old: [f"{f}:{n}" for f, n in sorted(sites)] for old, sites in data.items()}
 
 
 def _declared_values(

@@ -538,3 +538,129 @@ def test_check_counts_a_withheld_rename_as_not_fixable_as_fix_does(tmp_path: Pat
     )
     assert "Fixed 0 findings, 4 errors remaining.\n" in fixed.out
     assert "3 unsafe fixes available" in fixed.out
+
+
+def test_a_bare_rename_of_a_pydantic_field_is_withheld_everywhere(tmp_path: Path) -> None:
+    """mcp's shape (issue 21): ``isError`` is a field of a pydantic model, so its name is
+    the protocol's JSON key; renaming it in Python style changes what is sent and parsed
+    (a peer's ``{"isError": true}`` lands in the model's extras). No site is renamed as
+    safe, each says why; a field with an alias keeps its key and is renamed."""
+    root = _project(
+        tmp_path,
+        {"isError": "is_error", "mimeType": "mime_type"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/types.py": """
+                from pydantic import BaseModel, ConfigDict, Field
+
+
+                class Result(BaseModel):
+                    model_config = ConfigDict(extra="allow")
+
+
+                class CallToolResult(Result):
+                    isError: bool = False
+                    mimeType: str = Field("text/plain", alias="mimeType")
+                """,
+            "pkg/server.py": """
+                from pkg.types import CallToolResult
+
+
+                def fail():
+                    result = CallToolResult(isError=True)
+                    return result.isError, result.mimeType
+                """,
+        },
+    )
+    before = _texts(root)
+
+    check = _lint(root, "check")
+
+    lines = [line for line in check.out.splitlines() if "LR001 `isError`" in line]
+    assert len(lines) == 3, check.out
+    assert all("not fixed: rename withheld: `CallToolResult.isError`" in line for line in lines)
+    assert "[*]" not in "".join(lines)
+    fix = _lint(root, "fix")
+    after = _texts(root)
+    assert "isError" in after["pkg/types.py"], fix.out
+    assert "isError" in after["pkg/server.py"], fix.out
+    assert after["pkg/types.py"].count("mime_type") == 1  # the aliased field is renamed
+    assert "result.mime_type" in after["pkg/server.py"]
+    assert before["pkg/types.py"].count('alias="mimeType"') == 1
+    assert 'alias="mimeType"' in after["pkg/types.py"]
+
+
+def test_a_bare_rename_leaves_a_module_of_that_name_from_outside_alone(tmp_path: Path) -> None:
+    """pydantic's shape: ``copy = "model_copy"`` (``BaseModel.copy``) must not rename the
+    stdlib's ``import copy``, ``copy.deepcopy(...)`` or ``from copy import deepcopy``."""
+    root = _project(
+        tmp_path,
+        {"copy": "model_copy"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/model.py": """
+                import copy
+                from copy import deepcopy
+
+
+                class Model:
+                    def __init__(self, values):
+                        self.values = values
+
+                    def copy(self):
+                        return Model(copy.copy(self.values))
+
+                    def clone(self):
+                        return Model(deepcopy(self.values)).copy()
+                """,
+        },
+    )
+
+    _lint(root, "fix")
+
+    after = _texts(root)["pkg/model.py"]
+    assert after.startswith("import copy\nfrom copy import deepcopy\n"), after
+    assert "def model_copy(self):" in after
+    assert "Model(copy.copy(self.values))" in after
+    assert ".model_copy()" in after
+    code = "from pkg.model import Model; print(Model([1]).clone().values)"
+    assert _python(root, code) == "[1]"
+
+
+def test_keys_read_in_another_module_from_forwarded_options_are_findings(tmp_path: Path) -> None:
+    """sqlparse's shape: after ``check``, the reads in ``formatter.py`` (which names the
+    key only as strings) are findings too, so the summary's count is what is printed."""
+    root = _project(
+        tmp_path,
+        {"pkg:format(keyword_case)": "keyword_style"},
+        {
+            "pkg/__init__.py": """
+                from pkg import formatter
+
+
+                def format(sql, **options):
+                    options = formatter.validate(options)
+                    return formatter.build(sql, options)
+                """,
+            "pkg/formatter.py": """
+                def validate(options):
+                    return options if options.get("keyword_case") != "bad" else {}
+
+
+                def build(sql, options):
+                    return sql.upper() if options.get("keyword_case") == "upper" else sql
+                """,
+            "app.py": """
+                import pkg
+
+                print(pkg.format("select 1", keyword_case="upper"))
+                """,
+        },
+    )
+
+    check = _lint(root, "check")
+
+    found = sorted(line.split(": LR001")[0] for line in check.out.splitlines() if ": LR001" in line)
+    assert found == ["app.py:3:30", "pkg/formatter.py:2:36", "pkg/formatter.py:6:40"], check.out
+    assert "read from `**options` of `format`" in check.out
+    assert "3 occurrences not known to be the target's" in check.out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.rules.stale_name import LITERAL_DECLARATION, STRING_VALUE
+from lint_rules.rules.stale_name import LITERAL_DECLARATION, STRING_VALUE, STRING_WITHHELD
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint
@@ -84,6 +84,13 @@ def events_project(project: Path) -> Path:
     return project
 
 
+def _complete() -> str:
+    """The handler without the old text as data: the string rename is complete."""
+    return HANDLER.replace(f'Other(type="{OLD}")', "Other(type=None)").replace(
+        f'{{"{OLD}": handle}}', "{}"
+    )
+
+
 def _column(line: str, text: str, occurrence: int = 1) -> int:
     index = -1
     for _ in range(occurrence):
@@ -94,10 +101,13 @@ def _column(line: str, text: str, occurrence: int = 1) -> int:
 def test_check_marks_only_the_compared_and_declared_values_as_safe(
     events_project: Path, lint: Lint
 ) -> None:
+    complete = _complete()
+    (events_project / "handler.py").write_text(complete)
+
     outcome = lint("check", "--select", "LR001", "--format", "json", "--no-cache")
 
     findings = json.loads(outcome.out)
-    lines = HANDLER.splitlines()
+    lines = complete.splitlines()
     quoted = f'"{OLD}"'
     strings = {
         (f["line"], f["column"]): f["fix"]["safe"]
@@ -109,26 +119,69 @@ def test_check_marks_only_the_compared_and_declared_values_as_safe(
         (7, _column(lines[6], quoted)): True,  # event["type"] in (...)
         (10, _column(lines[9], quoted)): True,  # a match case of event.type
         (16, _column(lines[15], quoted)): True,  # AudioEvent's Literal declares the new value
-        (16, _column(lines[15], quoted, 2)): False,  # Other.type: no Literal says so
-        (19, _column(lines[18], quoted)): False,  # a dict key: data
     }
-    unsafe = [f for f in findings if f["message"].startswith(f"`{OLD}`") and not f["fix"]["safe"]]
-    assert all(f["message"].endswith(f"; unsafe fix: {STRING_VALUE}") for f in unsafe)
     assert outcome.code == 1
 
 
-def test_fix_renames_the_compared_values_and_leaves_the_data(
+def test_the_same_text_as_data_withholds_the_whole_string_rename(
     events_project: Path, lint: Lint
 ) -> None:
+    """openai-agents' shape: the SDK compares ``parsed.type == "response.audio.delta"``
+    while its tests (and the server) send that text as JSON. Renaming the compared values
+    alone makes the SDK ignore the events it is sent: every occurrence gets an unsafe fix,
+    the value positions naming the data sites."""
+    outcome = lint("check", "--select", "LR001", "--format", "json", "--no-cache")
+
+    findings = json.loads(outcome.out)
+    lines = HANDLER.splitlines()
+    quoted = f'"{OLD}"'
+    strings = {
+        (f["line"], f["column"]): (f["fix"]["safe"], f["message"])
+        for f in findings
+        if f["message"].startswith(f"`{OLD}`")
+    }
+    data = STRING_WITHHELD.format(sites="handler.py:16, handler.py:19")
+    expected = f"`{OLD}` was renamed to `{NEW}`; unsafe fix: "
+    assert strings == {
+        (5, _column(lines[4], quoted)): (False, expected + data),
+        (7, _column(lines[6], quoted)): (False, expected + data),
+        (10, _column(lines[9], quoted)): (False, expected + data),
+        (16, _column(lines[15], quoted)): (False, expected + data),
+        (16, _column(lines[15], quoted, 2)): (False, expected + STRING_VALUE),  # Other.type
+        (19, _column(lines[18], quoted)): (False, expected + STRING_VALUE),  # a dict key
+    }
+    assert lint("fix", "--select", "LR001").code == 1
+    fixed = (events_project / "handler.py").read_text()
+    assert fixed == HANDLER.replace("def old_name", "def new_name")  # the strings all stay
+
+
+def test_the_data_in_another_file_withholds_the_rename_too(
+    events_project: Path, lint: Lint
+) -> None:
+    complete = _complete()
+    (events_project / "handler.py").write_text(complete)
+    (events_project / "test_handler.py").write_text(
+        f'PAYLOAD = {{"type": "{OLD}", "delta": "AAA="}}\n'
+    )
+
+    outcome = lint("check", "--select", "LR001", "--no-cache")
+
+    withheld = STRING_WITHHELD.format(sites="test_handler.py:1")
+    assert sum(line.endswith(withheld) for line in outcome.out.splitlines()) == 4
+    assert lint("fix", "--select", "LR001").code == 1
+    assert f'"{OLD}"' in (events_project / "handler.py").read_text()
+
+
+def test_fix_renames_the_compared_values_when_the_rename_is_complete(
+    events_project: Path, lint: Lint
+) -> None:
+    complete = _complete()
+    (events_project / "handler.py").write_text(complete)
+
     outcome = lint("fix", "--select", "LR001")
 
     fixed = (events_project / "handler.py").read_text()
-    assert fixed == (
-        HANDLER.replace(f'"{OLD}"', f'"{NEW}"')
-        .replace(f'Other(type="{NEW}")', f'Other(type="{OLD}")')
-        .replace(f'{{"{NEW}": handle}}', f'{{"{OLD}": handle}}')
-        .replace("def old_name", "def new_name")
-    )
+    assert fixed == complete.replace(f'"{OLD}"', f'"{NEW}"').replace("def old_name", "def new_name")
     # A bare rename still never rewrites a string: `kind == "tool-call"` is a string
     # rename's value, compared with a plain name (not a field): unsafe.
     assert 'kind == "tool-call"' in fixed
@@ -137,8 +190,7 @@ def test_fix_renames_the_compared_values_and_leaves_the_data(
     again = lint("check", "--select", "LR001", "--no-cache", "--format", "json")
     assert again.code == 1
     left = json.loads(again.out)
-    assert [(f["line"], f["fix"]["safe"]) for f in left] == [(16, False), (19, False), (23, False)]
-    assert sum(f"`{OLD}` was renamed to `{NEW}`; unsafe fix" in f["message"] for f in left) == 2
+    assert [(f["line"], f["fix"]["safe"]) for f in left] == [(23, False)]
     assert lint("fix", "--select", "LR001").code == 1  # nothing more is safe to fix
     assert (events_project / "handler.py").read_text() == fixed
 
@@ -155,6 +207,7 @@ def test_unsafe_fixes_rename_every_occurrence(events_project: Path, lint: Lint) 
 def test_lr002_accepts_the_new_value_and_reports_the_old_one(
     events_project: Path, lint: Lint
 ) -> None:
+    (events_project / "handler.py").write_text(_complete())
     assert lint("fix", "--select", "LR001").code == 1
 
     outcome = lint("check", "--select", "LR002", "--no-cache")

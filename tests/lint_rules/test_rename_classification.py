@@ -569,9 +569,118 @@ def test_keys_read_in_another_module_from_a_forwarded_kwargs_dictionary_are_unkn
     unknown = {(o.path.name, o.start.line, o.kind): o.reason for o in result.unknown(target)}
     assert set(unknown) == {
         ("app.py", 3, "keyword"),
-        ("formatter.py", 2, "options"),
-        ("formatter.py", 9, "options"),
+        ("formatter.py", 2, "forwarded"),
+        ("formatter.py", 9, "forwarded"),
     }
-    assert "`**options` of `format`" in unknown["formatter.py", 2, "options"]
+    assert "`**options` of `format`" in unknown["formatter.py", 2, "forwarded"]
     # `unrelated` is handed no `**kwargs` dictionary: its read is a value, not an occurrence
     assert not any(o.start.line == 16 for o in result.occurrences[target])
+
+
+def test_a_class_attribute_that_nothing_reads_by_name_is_unknown(
+    command: list[str], tmp_path: Path
+) -> None:
+    """pydantic 1's shape: every model writes its settings in a nested ``class Config:``
+    that subclasses nothing; the model's metaclass merges it into ``BaseConfig``, and the
+    settings are read as ``cls.__config__.orm_mode``. ``orm_mode = True`` there is not
+    ``BaseConfig.orm_mode`` by its types, yet renaming only the latter changes behaviour:
+    an attribute of an unrelated class that nothing reads by name is unknown. One that is
+    read by name (``Other.orm_mode``) is another class's."""
+    verdicts = _verdicts(
+        command,
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/config.py": """
+                class BaseConfig:
+                    orm_mode: bool = False
+
+
+                def inherit(own, parent):
+                    return type("Config", (own, parent), {})
+                """,
+            "pkg/main.py": """
+                from pkg.config import BaseConfig, inherit
+
+
+                class Model:
+                    __config__ = BaseConfig
+
+                    def __init_subclass__(cls):
+                        own = cls.__dict__.get("Config")
+                        if own is not None:
+                            cls.__config__ = inherit(own, cls.__config__)
+
+                    @classmethod
+                    def from_orm(cls):
+                        return cls.__config__.orm_mode
+                """,
+            "app.py": """
+                from pkg.main import Model
+
+
+                class User(Model):
+                    class Config:
+                        orm_mode = True
+
+
+                class Other:
+                    orm_mode = 1
+
+
+                print(User.from_orm(), Other.orm_mode)
+                """,
+        },
+        "pkg/config.py",
+        "BaseConfig",
+        "orm_mode",
+        member=True,
+    )
+    assert _only(verdicts) == {
+        ("pkg/config.py", 2, "name"): TARGET,
+        ("pkg/main.py", 14, "attribute"): TARGET,
+        ("app.py", 6, "name"): UNKNOWN,
+        ("app.py", 10, "name"): OTHER,
+        ("app.py", 13, "attribute"): OTHER,
+    }
+    assert "nothing reads it by name" in verdicts["app.py", 6, "name"][1]
+
+
+def test_a_keyword_of_dict_that_may_be_unpacked_into_the_target_is_unknown(
+    command: list[str], tmp_path: Path
+) -> None:
+    """urllib3's shape: ``Retry.new`` copies its settings with
+    ``params = dict(total=..., method_whitelist=...)`` and calls ``type(self)(**params)``.
+    The keyword of ``dict`` is ``dict``'s by its types, but it becomes the constructor's
+    keyword: renaming the parameter without it breaks ``new``. It is unknown."""
+    files = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/retry.py": """
+                class Retry:
+                    def __init__(self, total=3, method_whitelist=None):
+                        self.total = total
+                        self.method_whitelist = method_whitelist
+
+                    def new(self, **kw):
+                        params = dict(total=self.total, method_whitelist=self.method_whitelist)
+                        params.update(kw)
+                        return type(self)(**params)
+                """,
+            "pkg/schema.py": """
+                from pkg.retry import Retry
+
+                VALUES = [Retry(method_whitelist={"GET"}).new(total=1).method_whitelist]
+                """,
+        },
+    )
+    target = RenameTarget(tmp_path / "pkg/retry.py", "Retry", "method_whitelist", keyword=True)
+    result = plan(tmp_path, files, [target], command)
+    assert result.withheld == {target}
+    (unknown,) = result.unknown(target)
+    assert (unknown.path.name, unknown.start.line, unknown.kind) == ("retry.py", 7, "keyword")
+    assert "`dict(...)`" in unknown.reason
+    assert rename_edits(result, target, "allowed_methods") == {}
+    edits = rename_edits(result, target, "allowed_methods", unsafe=True)
+    assert "allowed_methods={" in edits[(tmp_path / "pkg/schema.py").resolve()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -189,3 +190,32 @@ def test_session_on_a_store_refuses_settings_of_its_own() -> None:
     store = PostgresStore(UNUSED_URL)
     with pytest.raises(SessionConfigError, match="pass either store= or table, not both"):
         PostgresSession("s", store=store, table="other")
+
+
+def test_plain_close_releases_the_connections_of_a_session_of_its_own(
+    database_url: str, postgres_table: str
+) -> None:
+    """``close()`` without ``await``, as the Agents SDK's examples call it, in a sync
+    program (``asyncio.run`` per call): the server sees the session's connections go."""
+    name = f"plain-close-{uuid.uuid4().hex[:8]}"
+    separator = "&" if "?" in database_url else "?"
+    session = PostgresSession(
+        f"u-{name}", url=f"{database_url}{separator}application_name={name}", table=postgres_table
+    )
+    asyncio.run(session.add_items([{"n": 1}]))
+    assert asyncio.run(session.get_items()) == [{"n": 1}]
+
+    def connected() -> int:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+    assert connected() >= 1
+    session.close()
+    for _ in range(100):  # the server notices a closed socket at once; bounded: 5 s
+        if connected() == 0:
+            break
+        time.sleep(0.05)
+    assert connected() == 0
