@@ -68,6 +68,11 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 """Each module with the tests that guard it: the bound of a run."""
 
+FORKSERVER = frozenset({"cache", "fixes"})
+"""Modules whose tests leave child processes behind (the lint engine's workers): mutmut's
+default runner, forking each mutant from the process that ran the stats, reaps one of
+those with ``os.wait()`` and stops on a ``KeyError``; its fork server does not."""
+
 _STATUS = re.compile(r"^\s+(\S+): (killed|survived|timeout|no tests|suspicious|not checked)")
 
 
@@ -123,6 +128,8 @@ def run(name: str, budget: float, children: int, diffs: bool) -> Score:
             f"pytest_add_cli_args_test_selection = {list(tests)!r}".replace("'", '"'),
             'pytest_add_cli_args = ["-p", "no:randomly", "-x", "-q", "-p", "no:cacheprovider"]',
         ]
+        if name in FORKSERVER:
+            config.append('process_isolation = "forkserver"')
         with (work / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
             pyproject.write("\n".join(config) + "\n")
         mutmut = Path(sys.executable).with_name("mutmut")
