@@ -734,6 +734,12 @@ class ClassFacts:
     siblings: dict[tuple[str, str], str]
     """``(attribute, value)`` -> the other class of the module in one of ``unions``
     whose discriminator it is (``("type", "raw_response_event")``)."""
+    member_values: frozenset[str] = frozenset()
+    """The values the other members of ``unions`` declare for the checked field (a
+    ``Literal`` of several strings too), their own or their bases'."""
+    open_unions: frozenset[str] = frozenset()
+    """The ``unions`` with a member whose checked field is annotated but not a
+    ``Literal`` of strings (``type: str``): any value may be right there."""
 
 
 def class_facts(
@@ -757,20 +763,21 @@ def class_facts(
     target = (source.name, name)
     unions: set[str] = set()
     siblings: dict[tuple[str, str], str] = {}
+    member_values: set[str] = set()
+    open_unions: set[str] = set()
     for holder in union_modules(source, configured, name):
-        holding, members = _unions_holding(holder, target)
-        unions.update(holding)
-        for member in members:
-            found_class = _definition(holder, member)
-            if found_class is None:
-                continue
-            owner, member_name = found_class
-            member_node = owner.classes.get(member_name)
-            if member_node is not None and (owner.name, member_name) != target:
-                found: dict[str, str] = {}
-                _single_literals(owner, member_node, found, seen=set())
-                for pair in found.items():
-                    siblings.setdefault(pair, member_name)
+        # the member's field: None when it may be any string (read once per member)
+        read: dict[int, tuple[str, ...] | None] = {}
+        for alias, members in _unions_holding(holder, target).items():
+            unions.add(alias)
+            for member in members:
+                if id(member) not in read:
+                    read[id(member)] = _member_field(holder, member, target, field, siblings)
+                values = read[id(member)]
+                if values is None:
+                    open_unions.add(alias)
+                else:
+                    member_values.update(values)
     named = {name, *unions}
     producers: dict[str, ast.expr] = {}
     for statement in top_level(source.tree):
@@ -784,7 +791,45 @@ def class_facts(
             returns = _annotation_expression(function.returns)
             if returns is not None and named & _names_in(returns):
                 producers[function.name] = returns
-    return ClassFacts(source.name, name, discriminators, tuple(sorted(unions)), producers, siblings)
+    return ClassFacts(
+        source.name,
+        name,
+        discriminators,
+        tuple(sorted(unions)),
+        producers,
+        siblings,
+        frozenset(member_values),
+        frozenset(open_unions),
+    )
+
+
+def _member_field(
+    holder: ModuleSource,
+    member: ast.expr,
+    target: tuple[str, str],
+    field: str,
+    siblings: dict[tuple[str, str], str],
+) -> tuple[str, ...] | None:
+    """The values a union member (other than ``target``) declares for ``field``, its own
+    or the nearest base's (none if it cannot be read or does not declare it; None when
+    it is annotated but not a ``Literal`` of strings); its discriminators go into
+    ``siblings``."""
+    found_class = _definition(holder, member)
+    if found_class is None:
+        return ()
+    owner, member_name = found_class
+    member_node = owner.classes.get(member_name)
+    if member_node is None or (owner.name, member_name) == target:
+        return ()
+    found: dict[str, str] = {}
+    _single_literals(owner, member_node, found, seen=set())
+    for pair in found.items():
+        siblings.setdefault(pair, member_name)
+    declared = _class_attribute(owner, [member_name], field, seen=set())
+    if declared is None:
+        return ()
+    values = _literal_strings(declared[0], declared[1], seen=set())
+    return None if values is None else tuple(values)
 
 
 def union_modules(source: ModuleSource, configured: ModuleSource, name: str) -> list[ModuleSource]:
@@ -896,11 +941,10 @@ def _union_members(source: ModuleSource, expression: ast.expr) -> list[ast.expr]
     return found
 
 
-def _unions_holding(
-    source: ModuleSource, target: tuple[str, str]
-) -> tuple[set[str], list[ast.expr]]:
+def _unions_holding(source: ModuleSource, target: tuple[str, str]) -> dict[str, list[ast.expr]]:
     """The aliases of ``source`` of unions that hold class ``target`` (its module and
-    name, wherever it is imported from), and every member of them."""
+    name, wherever it is imported from), each with its members (those of the unions it
+    holds too)."""
     unions: dict[str, list[ast.expr]] = {}
     for statement in top_level(source.tree):
         targets: list[ast.expr] = []
@@ -915,7 +959,7 @@ def _unions_holding(
                 if isinstance(assigned, ast.Name):
                     unions[assigned.id] = members
     if not unions:
-        return set(), []
+        return {}
     name = target[1]
 
     imported_as = {
@@ -943,13 +987,16 @@ def _unions_holding(
             ):
                 holding.add(alias)
                 changed = True
-    members = [
-        member
-        for alias in sorted(holding)
-        for member in unions[alias]
-        if not (isinstance(member, ast.Name) and member.id in unions)
-    ]
-    return holding, members
+
+    def members_of(alias: str, seen: set[str]) -> Iterator[ast.expr]:
+        for member in unions[alias]:
+            if not (isinstance(member, ast.Name) and member.id in unions):
+                yield member
+            elif member.id not in seen:
+                seen.add(member.id)
+                yield from members_of(member.id, seen)
+
+    return {alias: list(members_of(alias, {alias})) for alias in sorted(holding)}
 
 
 def _annotation_expression(annotation: ast.expr | None) -> ast.expr | None:

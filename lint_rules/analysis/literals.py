@@ -45,6 +45,10 @@ class Field:
     """``(attribute, value)`` pairs of the other classes of its unions, with the class."""
     producers: tuple[tuple[str, Types], ...] = ()
     """Functions and methods whose result is (or iterates over) the class or a union."""
+    member_values: frozenset[str] = frozenset()
+    """The values the other members of its unions declare for the field."""
+    open_unions: frozenset[str] = frozenset()
+    """Its unions with a member whose field may be any string: not checked."""
 
 
 def with_renamed_values(fields: list[Field], renames: Renames) -> list[Field]:
@@ -183,8 +187,11 @@ def _with_facts(
     pairs = {(attribute, value) for attribute, values in discriminator.items() for value in values}
     produced: dict[str, Types] = {}
     siblings: dict[tuple[str, str], str] = {}
+    member_values: frozenset[str] = frozenset()
+    open_unions: frozenset[str] = frozenset()
     if facts is not None:
         siblings.update(facts.siblings)
+        member_values, open_unions = facts.member_values, facts.open_unions
         classes.add(facts.name)
         unions.update(facts.unions)
         pairs.update(facts.discriminators.items())
@@ -209,4 +216,6 @@ def _with_facts(
             sorted((pair, name) for pair, name in siblings.items() if pair not in pairs)
         ),
         producers=tuple(sorted(produced.items())),
+        member_values=member_values,
+        open_unions=open_unions,
     )

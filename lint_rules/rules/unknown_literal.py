@@ -410,12 +410,14 @@ class UnknownLiteralRule(Rule):
             certain = False
             others: set[str] = set()
             for field in candidate.attribute.typed_by(types):
-                usable.append(field)
                 if types <= field.classes:
                     certain = True  # nothing else it may be
-                else:  # a union: what its other classes are discriminated by is theirs
-                    # (declared by them or inherited from their bases)
+                elif types & field.open_unions:
+                    continue  # a member of the union takes any string
+                else:  # a union: its other members' values (their own or their bases')
                     others.update(v for (a, v), _ in field.siblings if a == field.attribute)
+                    others.update(field.member_values)
+                usable.append(field)
             for value in candidate.values:
                 if usable and getattr(value, "value", None) not in others:
                     self._check_value(value, usable, certain, others)

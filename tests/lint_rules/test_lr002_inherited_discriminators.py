@@ -82,6 +82,17 @@ SDK = {
             query: str
             type: Literal["file_search_call"] = "file_search_call"
 
+        @dataclass
+        class Several:
+            type: Literal["file_search_calls", "web_search_call"]
+
+        @dataclass
+        class Loose:
+            type: str
+
+        WithSeveral = Union[Search, Several]
+        WithLoose = Union[Search, Loose]
+
         Output = Union[ParsedMessage[T], ParsedCall, Narrowed, ParsedDelta[T], TextDelta, Search]
     """,
 }
@@ -185,4 +196,23 @@ def test_key_of_a_subclass_reads_the_field_from_its_generic_base(sdk: Path) -> N
     assert _check(_on("ParsedDelta[int]", "delta"), literals) == []
     assert _check(_on("ParsedDelta[int]", "deltaa"), literals) == [
         (2, "'deltaa' is not a value of `ParsedDelta.type`; did you mean 'delta'?")
+    ]
+
+
+@pytest.mark.parametrize("value", ["file_search_calls", "web_search_call"])
+def test_value_of_a_member_with_several_values_is_correct(sdk: Path, value: str) -> None:
+    assert _check(_on("WithSeveral", value), SEARCH) == []
+
+
+def test_misspelt_value_of_a_member_with_several_values_is_found(sdk: Path) -> None:
+    assert _check(_on("WithSeveral", "web_search_cal"), SEARCH) == [
+        (2, "'web_search_cal' is not a value of `Search.type`; did you mean 'web_search_call'?")
+    ]
+
+
+def test_union_with_a_member_taking_any_string_is_not_checked(sdk: Path) -> None:
+    assert _check(_on("WithLoose", "file_search_calls"), SEARCH) == []
+    # the member itself still is
+    assert _check(_on("Search", "file_search_calls"), SEARCH) == [
+        (2, "'file_search_calls' is not a value of `Search.type`; did you mean 'file_search_call'?")
     ]
