@@ -670,6 +670,14 @@ def _definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSourc
         return None
 
 
+def _base_definition(source: ModuleSource, base: ast.expr) -> tuple[ModuleSource, str] | None:
+    """The class a base of a class statement names, a generic one's too (``Delta``
+    of ``class ParsedDelta(Delta[T])``); None for typing's own (``Generic[T]``)."""
+    if isinstance(base, ast.Subscript):
+        base = base.value
+    return _definition(source, base)
+
+
 def definition(source: ModuleSource, expression: ast.expr) -> tuple[ModuleSource, str] | None:
     """The module and name a ``Name``/``Attribute`` of ``source`` refers to, followed
     through imports and re-exports; None when it cannot be read."""
@@ -695,7 +703,7 @@ def _class_attribute(
         ):
             return source, statement.annotation
     for base in node.bases:
-        target = _definition(source, base)
+        target = _base_definition(source, base)
         if target is not None:
             owner, name = target
             found = _class_attribute(
@@ -815,7 +823,7 @@ def _single_literals(
 ) -> None:
     seen.add(f"{source.name}.{node.name}")
     for base in node.bases:
-        target = _definition(source, base)
+        target = _base_definition(source, base)
         if target is not None:
             owner, base_name = target
             base_node = owner.classes.get(base_name)

@@ -414,10 +414,11 @@ class UnknownLiteralRule(Rule):
                 if types <= field.classes:
                     certain = True  # nothing else it may be
                 else:  # a union: what its other classes are discriminated by is theirs
+                    # (declared by them or inherited from their bases)
                     others.update(v for (a, v), _ in field.siblings if a == field.attribute)
             for value in candidate.values:
                 if usable and getattr(value, "value", None) not in others:
-                    self._check_value(value, usable, certain)
+                    self._check_value(value, usable, certain, others)
 
     def _compared(self, field_side: ast.expr, values: Sequence[ast.expr]) -> None:
         use = _field_use(field_side, self.by_attribute)
@@ -442,15 +443,24 @@ class UnknownLiteralRule(Rule):
             self._candidates, self._candidates_of = [], self.file
         self._candidates.append(_Candidate(receiver, attribute, tuple(suspects)))
 
-    def _check_value(self, node: ast.expr, fields: Sequence[Field], certain: bool) -> None:
-        """Report ``node`` if it is a string none of ``fields`` allows; unless ``certain``
+    def _check_value(
+        self,
+        node: ast.expr,
+        fields: Sequence[Field],
+        certain: bool,
+        others: Iterable[str] = (),
+    ) -> None:
+        """Report ``node`` if it is a string none of ``fields`` allows (nor ``others``,
+        the values of the other members of the receiver's union); unless ``certain``
         that the value is the field's, only when it resembles an allowed value."""
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
             return
         value = node.value
-        if any(value in field.values for field in fields):
+        allowed_here = {allowed for field in fields for allowed in field.values}
+        allowed_here.update(others)
+        if value in allowed_here:
             return
-        allowed = sorted({allowed for field in fields for allowed in field.values})
+        allowed = sorted(allowed_here)
         suggestion, clear = closest(value, allowed)
         if suggestion is None and not certain:
             return
