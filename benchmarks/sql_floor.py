@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import asyncmy  # type: ignore[import-untyped, unused-ignore]
+import asyncmy  # type: ignore[import-untyped, import-not-found, unused-ignore]
 import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from agent_sessions.sqlalchemy import SQLAlchemyStore

@@ -38,6 +38,7 @@ import asyncio
 import json
 import os
 import shlex
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
@@ -85,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # handler stops at once (asyncio's would wait for the read to return).
             open_store(parsed.url)  # a bad URL is reported before anything is typed
             parsed.input = _read_input(parsed.command)
-        status = asyncio.run(run(parsed))
+        status = asyncio.run(_interruptible(run(parsed)))
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status
     except BrokenPipeError:  # `agent-sessions export URL | head`: stop quietly, as cat does
@@ -240,6 +241,44 @@ def _read_input(command: str) -> list[str]:
             file=sys.stderr,
         )
     return sys.stdin.readlines()
+
+
+async def _interruptible(command: Coroutine[Any, Any, int]) -> int:
+    """``command``, stopped by Ctrl-C as ``KeyboardInterrupt``.
+
+    asyncio's own SIGINT handler cancels the main task once; a cancellation that lands while
+    a driver enters its read timeout can be lost (seen with redis-py on a loaded machine: the
+    command then waited for its 10 s socket timeout). Here every SIGINT cancels the command,
+    and the cancellation is repeated until the command has stopped."""
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def cancel_until_done() -> None:
+        if task is not None and not task.done():
+            task.cancel()
+            loop.call_later(_RECANCEL_SECONDS, cancel_until_done)
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        cancel_until_done()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, not the main thread
+        return await command
+    try:
+        return await command
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+_RECANCEL_SECONDS = 0.25
 
 
 async def _list(args: argparse.Namespace) -> int:

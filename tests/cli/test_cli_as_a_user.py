@@ -287,9 +287,13 @@ def silent_server() -> Iterator[socket.socket]:
     listener.close()
 
 
+@pytest.mark.parametrize("attempt", range(4))
 def test_ctrl_c_interrupts_a_command_waiting_for_a_server_at_once(
-    silent_server: socket.socket,
+    silent_server: socket.socket, attempt: int
 ) -> None:
+    # Repeated: a SIGINT right after the first command is sent was lost in about 4 runs of
+    # 10 (redis-py entering its read timeout); the command then waited 10 s for its socket
+    # timeout and failed with it instead of stopping.
     port = silent_server.getsockname()[1]
     process = subprocess.Popen(
         [AGENT_SESSIONS, "list", f"redis://127.0.0.1:{port}/0"],
@@ -298,7 +302,7 @@ def test_ctrl_c_interrupts_a_command_waiting_for_a_server_at_once(
         text=True,
     )
     # Observed, not slept on: once its first command has arrived it is waiting for the
-    # reply (the socket timeout is 20 s); on a loaded machine starting Python alone takes
+    # reply (the socket timeout is 10 s); on a loaded machine starting Python alone takes
     # seconds, and a SIGINT between connecting and sending lands in the driver's connect.
     connection, _ = silent_server.accept()
     connection.settimeout(60)
@@ -306,11 +310,10 @@ def test_ctrl_c_interrupts_a_command_waiting_for_a_server_at_once(
     assert process.poll() is None
     interrupted = time.monotonic()
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=10)
+    out, err = process.communicate(timeout=30)
 
     connection.close()
-    assert process.returncode == 130
-    assert (out, err) == ("", "agent-sessions list: interrupted\n")
+    assert (process.returncode, out, err) == (130, "", "agent-sessions list: interrupted\n")
     assert time.monotonic() - interrupted < 5
 
 
