@@ -306,7 +306,7 @@ class _Recorder:
             outcome is None
             or self.root is None
             or code not in (EXIT_CLEAN, EXIT_FINDINGS)
-            or any(not result.digest or result.reads_project for result in outcome.files)
+            or any(not result.digest for result in outcome.files)
         ):
             return
         checked = [(quick.CONTENT, str(result.path), result.digest) for result in outcome.files]

@@ -131,7 +131,27 @@ def _run_project(
         dependencies.update(rule.dependencies())
     for location, stamp in worker.project.declarations.consulted.items():
         consulted.setdefault(location, stamp)
+    if any(result.reads_project for result in done):
+        _consult_project(worker.project, consulted)
     return done
+
+
+def _consult_project(project: Project, consulted: dict[str, object]) -> None:
+    """Add what a result that read the project holds for to ``consulted``: each of the
+    project's Python files and every directory holding them up to the root (a new file
+    changes its directory's modification time), as ``Project.stamp`` sees them."""
+    from lint_rules.analysis.declarations import consult
+
+    root = None if project.root is None else str(project.root)
+    for path in project.files():
+        consult(consulted, str(path))
+        directory = os.path.dirname(str(path))
+        while directory not in consulted:
+            consult(consulted, directory)
+            parent = os.path.dirname(directory)
+            if directory == root or parent == directory:
+                break
+            directory = parent
 
 
 CHANGED_WHILE_FIXING = "the file changed while fixing"

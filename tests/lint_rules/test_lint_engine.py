@@ -258,16 +258,23 @@ def test_warm_cache_parses_nothing_and_reports_the_same(project: Path) -> None:
     assert [f.findings for f in warm.files] == [f.findings for f in cold.files]
 
 
-def test_cache_rechecks_only_the_changed_file(project: Path) -> None:
+def test_cache_rechecks_the_changed_file_and_the_results_that_read_the_project(
+    project: Path,
+) -> None:
+    # A bare rename's verdict depends on the project's models (a pydantic or TypedDict
+    # field of that name withholds it): those results are cached with the project's
+    # stamp, so an edit anywhere rechecks them; the others stay cached.
     for number in range(5):
         (project / f"m{number}.py").write_text("x = old_name\n")
+    (project / "quiet.py").write_text("def old_name_free() -> None: ...\n")
     config = load_config(project, ALL_RULES)
-    run([project], config, [StaleNameRule], RunOptions())
+    cold = run([project], config, [StaleNameRule], RunOptions())
     (project / "m3.py").write_text("x = new_name  # was old_name\n")
 
     warm = run([project], config, [StaleNameRule], RunOptions())
 
-    assert warm.parsed_count == 1
+    assert cold.parsed_count == 6
+    assert warm.parsed_count == 5  # m3 and the four results that read the project
     assert sum(len(f.findings) for f in warm.files) == 4
 
 

@@ -299,14 +299,31 @@ def test_a_module_the_lookup_would_now_find_first_is_seen(project: Path) -> None
 
 
 @pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
-def test_a_result_that_read_other_files_of_the_project_is_not_recorded(project: Path) -> None:
-    # Whether a typo's fix is safe depends on the other modules (who else uses the name).
+def test_a_result_that_read_other_files_of_the_project_holds_while_they_do(
+    project: Path,
+) -> None:
+    # Whether a typo's fix is safe depends on the other modules (who else uses the name):
+    # the record holds the project's files and their directories, so it is replayed only
+    # while none of them changed and none was added.
     (project / "a.py").write_text(f"# {MISSPELT} warnings\n")
+    (project / "pkg").mkdir()
+    (project / "pkg" / "b.py").write_text("value = 1\n")
 
     first, second = _twice("a.py", cwd=project)
-
-    assert not second.answered
+    assert second.answered
     _same(first, second)
+
+    (project / "pkg" / "b.py").write_text("value = 22\n")  # another module edited
+    edited = _check("a.py", cwd=project)
+    assert not edited.answered
+    _same(first, edited)
+    assert _check("a.py", cwd=project).answered
+
+    (project / "pkg" / "c.py").write_text("other = 3\n")  # a module added
+    added = _check("a.py", cwd=project)
+    assert not added.answered
+    _same(first, added)
+    assert _check("a.py", cwd=project).answered
 
 
 @pytest.fixture
