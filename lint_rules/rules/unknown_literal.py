@@ -125,7 +125,12 @@ class UnknownLiteralRule(Rule):
     (`Done[T]`), `TypeAliasType("Result", Done[T] | Failed, type_params=(T,))` and
     PEP 695 `type Result[T] = Done[T] | Failed` (read on Python 3.11 too, by
     rewriting the `type` line before parsing); an alias given parameters
-    (`Result[int]`) is the alias.
+    (`Result[int]`) is the alias. On a receiver of a union, the values the other
+    members' `Literal` declares for the field are allowed and are what "did you
+    mean" may suggest; a member that does not declare the field has its bases'
+    (in the project, generic ones such as `class Parsed(Message[T])` too), the
+    nearest declaration winning (an override narrows). A union with a member whose
+    field may be any string (`type: str`) is not checked.
 
     The value may also be an inline table, to name what that module does not
     declare:
