@@ -27,7 +27,7 @@ import queue
 import re
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -1722,6 +1722,88 @@ def rename_edits(
             raise RenameError(f"{path}: the renamed file does not compile: {error.msg}") from None
         changed[path] = result
     return changed
+
+
+def rename_problems(plan: Plan, renames: Mapping[RenameTarget, str]) -> dict[RenameTarget, str]:
+    """Why each target's rename (``renames``: target -> new spelling) cannot be made whole,
+    as ``rename_edits`` would say it (its ``RenameError``); a target absent from the answer
+    can, and a withheld one is not looked at. The answer of calling ``rename_edits`` per
+    target, paying per file rather than per file and target: each file is read once, and a
+    file that several targets rename is compiled twice (as read, and with every target's
+    edits) rather than once per target. That shortcut holds when the targets' old and new
+    spellings are all different and the file as read compiles: a rename only changes which
+    names are equal, so an error of one target's edits alone (a repeated keyword, a
+    duplicate parameter, a ``nonlocal`` with no binding) is an error of all of them
+    together, or of the file as read. Otherwise each target's edits are compiled alone."""
+    targets = [t for t in renames if t not in plan.withheld]
+    sites: dict[Path, dict[RenameTarget, list[Occurrence]]] = {}
+    files_of: dict[RenameTarget, dict[Path, None]] = {}  # in the order of its occurrences
+    for target in targets:
+        for occurrence in plan.occurrences.get(target, []):
+            if occurrence.verdict == TARGET:
+                sites.setdefault(occurrence.path, {}).setdefault(target, []).append(occurrence)
+                files_of.setdefault(target, {})[occurrence.path] = None
+    texts: dict[Path, list[str]] = {}
+    # Per file: the targets whose edits alone compile there, known without compiling them.
+    together: dict[Path, frozenset[RenameTarget]] = {}
+
+    def lines_of(path: Path) -> list[str]:
+        if path not in texts:
+            texts[path] = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        return texts[path]
+
+    def renamed(path: Path, edits: Mapping[RenameTarget, list[Occurrence]]) -> str:
+        lines = list(lines_of(path))
+        ordered = sorted(((o.start, t) for t, found in edits.items() for o in found), reverse=True)
+        for start, target in ordered:
+            line = lines[start.line - 1]
+            end = start.column + len(target.old)
+            lines[start.line - 1] = line[: start.column] + renames[target] + line[end:]
+        return "".join(lines)
+
+    def misplaced(path: Path, target: RenameTarget) -> str | None:
+        lines = lines_of(path)
+        for site in sorted(sites[path][target], key=lambda o: o.start, reverse=True):
+            column = site.start.column
+            if lines[site.start.line - 1][column : column + len(target.old)] != target.old:
+                return f"{path}:{site.start.line}: `{target.old}` is not at column {column + 1}"
+        return None
+
+    def compiles_together(path: Path) -> frozenset[RenameTarget]:
+        if path not in together:
+            here = {t: found for t, found in sites[path].items() if misplaced(path, t) is None}
+            spellings = [t.old for t in here] + [renames[t] for t in here]
+            ok: frozenset[RenameTarget] = frozenset()
+            if len(here) > 1 and len(set(spellings)) == len(spellings):
+                original = "".join(lines_of(path))
+                if (
+                    _compile_error(original, path) is None
+                    and _compile_error(renamed(path, here), path) is None
+                ):
+                    ok = frozenset(here)
+            together[path] = ok
+        return together[path]
+
+    problems: dict[RenameTarget, str] = {}
+    for target in targets:
+        for path in files_of.get(target, {}):
+            problem = misplaced(path, target)
+            if problem is None and target not in compiles_together(path):
+                error = _compile_error(renamed(path, {target: sites[path][target]}), path)
+                if error is not None:
+                    problem = f"{path}: the renamed file does not compile: {error}"
+            if problem is not None:
+                problems[target] = problem
+                break
+    return problems
+
+
+def _compile_error(text: str, path: Path) -> str | None:
+    try:
+        compile(text, str(path), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error.msg
+    return None
 
 
 def classify_attributes(
