@@ -570,25 +570,31 @@ async def test_a_limit_gives_the_latest_items_of_the_view_on_any_history(
     store: SQLiteStore,
 ) -> None:
     """``get_items(limit=N)`` reads a small window; it must equal the view's last N items
-    (computed by ``get_items()``) on histories of every shape."""
+    (computed by ``get_items()``) on histories of every shape, one session reading every
+    limit in turn (its window's size is a hint the previous read left)."""
     import random
 
     rng = random.Random(24)
-    for case in range(40):
+    for case in range(60):
         inner = store.session(sid())
         history: list[Item] = [{"role": "system", "content": "be brief"}] if case % 3 else []
         for n in range(rng.randint(1, 12)):
             shape = rng.random()
-            if shape < 0.4:
+            if shape < 0.3:
                 history += chat_turn(n)
-            elif shape < 0.8:
+            elif shape < 0.6:
                 history += tool_turn(n)
+            elif shape < 0.8:  # a long answer in several messages: no tool items
+                history.append(user_message(f"tell me {n}"))
+                history += [assistant_message(f"part {k}") for k in range(rng.randint(2, 9))]
             else:  # a long turn of several tool calls
                 history.append(user_message(f"plan {n}"))
                 for k in range(rng.randint(2, 8)):
                     call_id = f"c{n}-{k}"
                     history += [function_call("step", "{}", call_id)]
                     history += [function_call_output(call_id, "ok" * rng.randint(1, 30))]
+        if case % 4 == 0:
+            history.append(user_message("a question not answered yet"))
         await inner.add_items(history)
         for _ in range(6):
             max_items = rng.choice([None, 1, 3, 5, 8, 13, 40])
@@ -596,5 +602,5 @@ async def test_a_limit_gives_the_latest_items_of_the_view_on_any_history(
             session = TrimmingSession(inner, max_items=max_items, max_tokens=max_tokens)
             view = await session.get_items()
             assert view == history[len(history) - len(view) :]
-            for limit in (1, 2, 3, 5, 10, 50):
+            for limit in (1, 2, 3, 5, 10, 4, 7, 2, 50):
                 assert await session.get_items(limit=limit) == view[-limit:], (case, limit)
