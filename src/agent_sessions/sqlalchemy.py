@@ -12,12 +12,14 @@ writers lock where a batch needs it to stay contiguous.
 
 The store's own MariaDB/MySQL and PostgreSQL engines run in autocommit mode, so that a
 read, an ``add_items`` and a ``pop_item`` are one statement and one round trip each. A
-batch is one statement, stored whole or not at all: on PostgreSQL an ``INSERT ... ON
-CONFLICT DO UPDATE`` of the lock row in its ``WITH`` serializes the session's writers; on
-MariaDB/MySQL a multi-row ``INSERT`` gets consecutive ids from InnoDB
-(``innodb_autoinc_lock_mode`` 0 or 1, checked once), else (and for a batch over 512 KiB)
-the lock row and the insert run in one transaction. ``pop_item`` is one ``DELETE ...
-RETURNING`` on PostgreSQL and MariaDB (MySQL and SQLite: lock row, select, delete). On
+batch is one statement, stored whole or not at all, whose ids are drawn once it holds
+the session's lock row: on PostgreSQL an ``INSERT ... ON CONFLICT DO UPDATE`` of the lock
+row in its ``WITH``; on MariaDB 10.6+/MySQL 8 an ``INSERT ... SELECT`` from the lock row
+``FOR UPDATE`` joined to the batch (``JSON_TABLE``), which the session's first write
+precedes with the lock row's upsert; older servers (and a batch over 512 KiB) lock the
+row and insert in one transaction. ``pop_item`` is one ``DELETE ... RETURNING`` on
+PostgreSQL and MariaDB (MySQL and SQLite: lock row, select, delete), and when it finds
+nothing, takes the lock row to tell an empty session from one a replacement refilled. On
 SQLite and on an injected engine whose connections are not in autocommit mode the same
 statements run in a transaction committed once they answered. A call as a whole is
 bounded by ``timeout + socket_timeout``; a connection whose call failed other than by the
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -275,8 +278,10 @@ class SQLAlchemyStore(BaseStore):
         # Set once the server is known (_prepare): MariaDB's DELETE ... RETURNING, or
         # PostgreSQL's below; None: a pop takes the lock row (MySQL, SQLite).
         self._pop_one_statement: sa.Executable | None = None
-        # Whether a multi-row INSERT gets consecutive ids (MariaDB/MySQL, in _prepare).
-        self._contiguous_inserts = False
+        # MariaDB 10.6+/MySQL 8: a batch as one INSERT ... SELECT that locks the session's
+        # row before its ids are drawn (set in _prepare); None: the lock row and the
+        # insert in a transaction.
+        self._mysql_add: sa.Executable | None = None
         self._insert = sa.insert(items)
         self._delete_one = sa.delete(items).where(items.c.id == sa.bindparam("item_id"))
         # MariaDB only (MySQL has no DELETE ... RETURNING); the table name was checked.
@@ -284,6 +289,18 @@ class SQLAlchemyStore(BaseStore):
             f"DELETE FROM {self.table} WHERE session_id = :sid ORDER BY id DESC LIMIT 1"
             " RETURNING id, payload"
         ).bindparams(sa.bindparam("sid", type_=_session_key()))
+        # The table name was checked. The lock row is read FOR UPDATE (a lock at any
+        # isolation level) before a row is inserted: InnoDB draws the ids after it, while
+        # the session's other writers wait, so the batch lands after every write that
+        # held the row before, in its ORDER BY. No lock row (a session never written, or
+        # cleared): nothing inserted, and _add_items creates it and runs this again.
+        self._mysql_add_statement = sa.text(
+            f"INSERT INTO {self.table} (session_id, payload)"
+            f" SELECT l.session_id, v.payload FROM {self.table}_locks AS l"
+            " JOIN JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,"
+            " payload LONGTEXT CHARACTER SET utf8mb4 PATH '$' ERROR ON EMPTY ERROR ON ERROR))"
+            " AS v WHERE l.session_id = :sid ORDER BY v.n FOR UPDATE"
+        ).bindparams(sa.bindparam("sid", type_=_session_key()), sa.bindparam("batch"))
         self._clear_items = sa.delete(items).where(items.c.session_id == sid)
         self._clear_lock = sa.delete(locks).where(locks.c.session_id == sid)
         self._lock: sa.Executable
@@ -356,17 +373,19 @@ class SQLAlchemyStore(BaseStore):
             # statement commits, and the ids are drawn after it, in the batch's order.
             await self._statement(self._pg_add, {"sid": key, "payloads": encoded})
             return
-        if (
-            self._dialect in _MYSQL
-            and self._contiguous_inserts
-            and sum(map(len, encoded)) <= _ONE_STATEMENT_BYTES
-        ):
-            # One multi-row INSERT: InnoDB gives a statement whose row count is known
-            # consecutive ids (innodb_autoinc_lock_mode 0 or 1, checked once), so the
-            # batch is contiguous without a lock, and atomic as any statement.
-            rows = [{"session_id": key, "payload": payload} for payload in encoded]
-            await self._statement(sa.insert(self._items).values(rows), {})
-            return
+        one_statement = self._mysql_add
+        if one_statement is not None:
+            batch = _json_list(encoded)
+            if len(batch) <= _ONE_STATEMENT_BYTES:
+                params = {"sid": key, "batch": batch}
+                for _ in range(_RETRIES):
+                    # One INSERT ... SELECT that waits on the session's lock row before
+                    # InnoDB draws its ids (see _statements): 0 rows when the row is
+                    # missing, which one autocommitted upsert creates for the next try (a
+                    # clear may delete it in between: then again).
+                    if await self._statement(one_statement, params, rowcount=True):
+                        return
+                    await self._statement(self._lock, {"sid": key})
         rows = [{"session_id": key, "payload": payload} for payload in encoded]
 
         async def write(conn: AsyncConnection) -> None:
@@ -394,13 +413,20 @@ class SQLAlchemyStore(BaseStore):
             # PostgreSQL's FOR UPDATE and MariaDB's row lock make a concurrent pop wait,
             # then take the next row: each item is popped once.
             row = await self._statement(one_statement, {"sid": key}, first=True)
-            return None if row is None else (row[0], row[1])
+            if row is not None:
+                return row[0], row[1]
+            # Nothing: the session is empty, or the statement waited for a replacement
+            # that deleted every row it could see (PostgreSQL reads the rows as they were
+            # when the statement began, not those the replacement wrote). The lock row,
+            # which a replacement holds to its end, tells them apart.
 
         async def pop(conn: AsyncConnection) -> tuple[int, Any] | None:
-            # Elsewhere the session's lock row serializes pops.
+            # The session's lock row serializes pops with every other writer.
             await conn.execute(self._lock, {"sid": key})
             newest = (await conn.execute(self._newest, {"sid": key, "n": 1})).first()
             if newest is None:
+                # Empty: no lock row is left behind (as after clear_session).
+                await conn.execute(self._clear_lock, {"sid": key})
                 return None
             await conn.execute(self._delete_one, {"item_id": newest[0]})
             return newest[0], newest[1]
@@ -533,14 +559,21 @@ class SQLAlchemyStore(BaseStore):
             raise self._translate(exc, connected=connected, write=write) from exc
 
     async def _statement(
-        self, statement: sa.Executable, params: dict[str, Any], *, first: bool = False
+        self,
+        statement: sa.Executable,
+        params: dict[str, Any],
+        *,
+        first: bool = False,
+        rowcount: bool = False,
     ) -> Any:
         """Run one writing statement as a transaction of its own (the first row it returns
-        with ``first``): alone on an autocommit connection, else committed once it
-        answered."""
+        with ``first``, the number of rows it wrote with ``rowcount``): alone on an
+        autocommit connection, else committed once it answered."""
 
         async def run(conn: AsyncConnection) -> Any:
             result = await conn.execute(statement, params)
+            if rowcount:
+                return result.rowcount
             return result.first() if first else None
 
         return await self._transaction(run, single=True)
@@ -619,18 +652,17 @@ class SQLAlchemyStore(BaseStore):
         self._ready = True
 
     async def _probe_mysql(self, conn: AsyncConnection) -> None:
-        """What this MariaDB/MySQL server allows: DELETE ... RETURNING (MariaDB), and
-        whether a multi-row INSERT gets consecutive ids (``innodb_autoinc_lock_mode`` 0
-        or 1; with 2, "interleaved", a batch takes the session's lock row)."""
-        if getattr(conn.dialect, "is_mariadb", False):
+        """What this MariaDB/MySQL server allows (from the version it announced, no round
+        trip): DELETE ... RETURNING (MariaDB), JSON_TABLE (MariaDB 10.6, MySQL 8.0.4), which
+        makes a batch one statement."""
+        mariadb = bool(getattr(conn.dialect, "is_mariadb", False))
+        if mariadb:
             self._pop_one_statement = self._pop_returning
-        try:
-            mode = (await conn.exec_driver_sql("SELECT @@innodb_autoinc_lock_mode")).scalar()
-        except sa_exc.DBAPIError:
-            mode = None
-        finally:
-            await conn.rollback()
-        self._contiguous_inserts = mode in (0, 1)
+        version = tuple(
+            part for part in conn.dialect.server_version_info or () if isinstance(part, int)
+        )
+        if version >= ((10, 6) if mariadb else (8, 0, 4)):
+            self._mysql_add = self._mysql_add_statement
 
     async def _migrate(self, conn: AsyncConnection) -> None:
         await self._server_lock(conn, acquire=True)
@@ -736,6 +768,11 @@ def _drop_engine(engine: AsyncEngine) -> None:
     """Forget the pooled connections of an engine whose loop has closed (nothing can be
     awaited there any more); the garbage collector closes them."""
     engine.sync_engine.dispose(close=False)
+
+
+def _json_list(texts: list[str]) -> str:
+    """``texts`` as one JSON array of strings (unicode as is), for JSON_TABLE."""
+    return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
 
 
 def _error_code(exc: BaseException) -> int | None:

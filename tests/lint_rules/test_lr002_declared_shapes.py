@@ -8,7 +8,6 @@ class in its own module, the union in another that imports them.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,13 +15,18 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.analysis.declarations import literal_values
-from lint_rules.engine.checker import Checker
-from lint_rules.rule import ConfigError, Finding
+from lint_rules.rule import ConfigError
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
 
 if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import check_literals as _check
+    from tests.lint_rules.project_fixtures import configure_literals, on_union, write_files
+    from tests.lint_rules.project_fixtures import typo as _typo
     from tests.lint_rules.rule_fixtures import Lint
 else:
+    from project_fixtures import check_literals as _check
+    from project_fixtures import configure_literals, on_union, write_files
+    from project_fixtures import typo as _typo
     from rule_fixtures import Lint
 
 SDK = {
@@ -88,6 +92,12 @@ SDK = {
             def __init__(self, discriminator: str) -> None: ...
 
         StreamEvent = Annotated[Union[ItemEvent, RawEvent], PropertyInfo(discriminator="type")]
+        __all__ = ["ItemEvent", "PropertyInfo", "RawEvent", "StreamEvent"]
+    """,
+    # mcp's `mcp.types`: a mirror of another package's namespace, by a star import
+    "sdk/wire.py": """
+        from sdk.stream import *
+        from sdk.stream import __all__ as __all__
     """,
 }
 
@@ -98,28 +108,11 @@ ITEMS = {"ItemEvent.name": "sdk.items:ItemEvent.name"}
 
 @pytest.fixture
 def sdk(project: Path) -> Path:
-    for name, text in SDK.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return project
-
-
-def _check(source: str, literals: Mapping[str, object]) -> list[tuple[int, str]]:
-    rule = UnknownLiteralRule({"literals": dict(literals)})
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(source))
-    return [(f.line, f.message) for f in sorted(findings, key=_position)]
-
-
-def _position(finding: Finding) -> tuple[int, int]:
-    return finding.line, finding.column
-
-
-def _typo(value: str, field: str, meant: str) -> str:
-    return f"{value!r} is not a value of `{field}`; did you mean {meant!r}?"
+    return write_files(project, SDK)
 
 
 SKIPPING = _typo("skipping", "Finished.outcome", "skipped")
+TOOL_CAL = _typo("tool_cal", "ItemEvent.name", "tool_called")
 
 # (id, literals, misspelt source, line, finding, the same shape silent)
 SHAPES = [
@@ -128,7 +121,7 @@ SHAPES = [
         RESULT,
         "def on(r: Result) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Result"),
         "def on(r: Other) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -136,7 +129,7 @@ SHAPES = [
         RESULT,
         "def on(r: Result[int]) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Result"),
         "def on(r: Other[int]) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -144,7 +137,7 @@ SHAPES = [
         RESULT,
         "def on(r: Outcome[int]) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Outcome"),
         "def on(r: Outcomes[int]) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -152,7 +145,7 @@ SHAPES = [
         RESULT,
         "def on(r: Either[int]) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Either"),
         "def on(r: Neither[int]) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -180,15 +173,50 @@ SHAPES = [
         ITEMS,
         "def on(event: StreamEvent) -> bool:\n    return event.name == 'tool_cal'\n",
         2,
-        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        on_union(_typo("tool_cal", "ItemEvent.name", "tool_called"), "StreamEvent"),
         "def on(event: StreamEvents) -> bool:\n    return event.name == 'tool_cal'\n",
+    ),
+    (
+        "a union re-exported by a star import, imported under another name",
+        ITEMS,
+        "from sdk.wire import StreamEvent as Event\n"
+        "def on(event: Event) -> bool:\n    return event.name == 'tool_cal'\n",
+        3,
+        on_union(_typo("tool_cal", "ItemEvent.name", "tool_called"), "StreamEvent"),
+        "from sdk.wire import StreamEvents as Event\n"
+        "def on(event: Event) -> bool:\n    return event.name == 'tool_cal'\n",
+    ),
+    (
+        "a member imported under another name",
+        ITEMS,
+        "from sdk.items import ItemEvent as Item\n"
+        "def on(event: Item) -> bool:\n    return event.name == 'tool_cal'\n",
+        3,
+        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        # the configured class's name given to something else
+        "from elsewhere import Other as ItemEvent\n"
+        "def on(event: ItemEvent) -> bool:\n    return event.name == 'tool_cal'\n",
+    ),
+    (
+        "a union imported under another name in a function",
+        ITEMS,
+        "def on(event: object) -> bool:\n"
+        "    from sdk.stream import StreamEvent as Event\n"
+        "    assert isinstance(event, Event)\n"
+        "    return event.name == 'tool_cal'\n",
+        4,
+        on_union(_typo("tool_cal", "ItemEvent.name", "tool_called"), "StreamEvent"),
+        "def on(event: object) -> bool:\n"
+        "    from sdk.stream import StreamEvents as Event\n"
+        "    assert isinstance(event, Event)\n"
+        "    return event.name == 'tool_cal'\n",
     ),
     (
         "imported members: the union's field of one member",
         {"ItemEvent.type": "sdk.items:ItemEvent.type"},
         "def on(event: StreamEvent) -> bool:\n    return event.type == 'item_evnt'\n",
         2,
-        _typo("item_evnt", "ItemEvent.type", "item_event"),
+        on_union(_typo("item_evnt", "ItemEvent.type", "item_event"), "StreamEvent"),
         # the other member's own value, read from the module it is imported from
         "def on(event: StreamEvent) -> bool:\n    return event.type == 'raw_event'\n",
     ),
@@ -222,7 +250,7 @@ def test_value_of_a_generic_member_is_a_correct_value_of_the_union(sdk: Path, al
 
     assert _check(source, RUNNING) == []
     assert _check(source.replace("'finished'", "'finishin'"), RUNNING) == [
-        (2, _typo("finishin", "Running.state", "finishing"))
+        (2, on_union(_typo("finishin", "Running.state", "finishing"), alias.split("[")[0]))
     ]
 
 
@@ -232,7 +260,7 @@ def test_union_module_named_in_the_configuration_is_read_too(sdk: Path) -> None:
 
     source = "def on(e: StreamEvent) -> bool:\n    return e.name == 'tool_cal'\n"
 
-    assert _check(source, literals) == [(2, _typo("tool_cal", "ItemEvent.name", "tool_called"))]
+    assert _check(source, literals) == [(2, on_union(TOOL_CAL, "StreamEvent"))]
     assert _check(source.replace("tool_cal", "tool_output"), literals) == []
 
 
@@ -252,12 +280,7 @@ FACTORY_SOURCE = """
 
 
 def test_configured_factories_check_the_class_keywords(sdk: Path) -> None:
-    rule = UnknownLiteralRule(
-        {"literals": dict(ITEMS), "literal-factories": ["build", "model_construct"]}
-    )
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(FACTORY_SOURCE))
-
-    assert sorted((f.line, f.message) for f in findings) == [
+    assert _check(FACTORY_SOURCE, ITEMS, ["build", "model_construct"]) == [
         (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (4, 5, 6)
     ]
 
@@ -273,9 +296,10 @@ def test_bad_factories_are_a_configuration_error(sdk: Path, value: object) -> No
 
 
 def test_factories_from_pyproject(sdk: Path, lint: Lint) -> None:
-    (sdk / "pyproject.toml").write_text(
-        '[tool.lint_rules]\nselect = ["LR002"]\nliteral-factories = ["build"]\n\n'
-        '[tool.lint_rules.literals]\n"ItemEvent.name" = "sdk.items:ItemEvent.name"\n'
+    configure_literals(
+        sdk,
+        '"ItemEvent.name" = "sdk.items:ItemEvent.name"',
+        settings='literal-factories = ["build"]\n',
     )
     (sdk / "use.py").write_text(
         "from sdk.items import ItemEvent\nbuild(ItemEvent, name='tool_cal')\n"
@@ -286,3 +310,29 @@ def test_factories_from_pyproject(sdk: Path, lint: Lint) -> None:
     assert outcome.out.splitlines()[0] == (
         "use.py:2:23: LR002 [~] " + _typo("tool_cal", "ItemEvent.name", "tool_called")
     )
+
+
+RENAMED_CLASS_SOURCE = """
+    from elsewhere import Other as ItemEvent
+    from sdk.items import ItemEvent as Item
+
+    first = Item(name="tool_cal")
+    second = build(Item, name="tool_cal")
+    match first:
+        case Item(name="tool_cal"):
+            pass
+        case ItemEvent(name="tool_cal"):
+            pass
+    fine = ItemEvent(name="tool_cal"), build(ItemEvent, name="tool_cal")
+"""
+
+
+def test_a_class_imported_under_another_name_checks_its_keywords(sdk: Path) -> None:
+    # `Item` is the configured `ItemEvent`; the `ItemEvent` of this file is another class.
+    assert _check(RENAMED_CLASS_SOURCE, ITEMS, ["build"]) == [
+        (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (5, 6, 8)
+    ]
+    # without a factory configured, the constructor call alone still admits the file
+    assert _check(RENAMED_CLASS_SOURCE.replace("build(Item", "other(Item"), ITEMS) == [
+        (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (5, 8)
+    ]
