@@ -33,7 +33,10 @@ Driver for MariaDB/MySQL: ``asyncmy`` (``mysql+asyncmy://``; ``mysql://`` and
 ``mariadb://`` mean it too): it is the maintained asyncio driver with a compiled protocol
 (Cython), where ``aiomysql`` is pure Python on top of PyMySQL. Any other asyncio driver
 SQLAlchemy knows can be named in a URL given to :class:`SQLAlchemyStore`; the test suite
-runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too).
+runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too). On asyncmy and psycopg
+autocommit connections the statements of reads, adds and pops run on the pooled
+connection's driver connection as the driver's own SQL (no compile, result or greenlet hop
+per statement).
 """
 
 from __future__ import annotations
