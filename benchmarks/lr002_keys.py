@@ -26,7 +26,6 @@ Usage: ``.venv/bin/python benchmarks/lr002_keys.py [--keys 5,33,116] [--runs 3]
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import resource
@@ -34,19 +33,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
+import _common
+
 VERSION = "3.51.0"
-_BOOTSTRAP = (
-    "import sys\n"
-    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
-    "sys.path.insert(0, sys.argv.pop(1))\n"
-    "from lint_rules.cli import main\n"
-    "raise SystemExit(main(sys.argv[1:]))\n"
-)
 
 
 def main() -> int:
@@ -65,24 +58,18 @@ def main() -> int:
         "--head", type=Path, help="run this directory's instead of the installed one"
     )
     arguments = parser.parse_args()
-    sdist = arguments.sdist or _download(arguments.cache)
+    sdist = arguments.sdist or _common.download("openai", VERSION, arguments.cache)
     work = Path(tempfile.mkdtemp(prefix="lr002-keys-"))
     try:
-        with tarfile.open(sdist) as archive:
-            archive.extractall(work, filter="data")
-        [tree] = [path for path in work.iterdir() if path.is_dir()]
+        tree = _common.unpack(sdist, work)
         fields = literal_fields(tree)
         files = sum(1 for _ in tree.rglob("*.py"))
         print(f"openai {VERSION}: {files} files, {len(fields)} Literal fields found")
         pyproject = (tree / "pyproject.toml").read_text(encoding="utf-8")
-        commands = {"after": [sys.executable, "-m", "lint_rules"]}
-        if arguments.head is not None:
-            commands = {"after": [sys.executable, "-c", _BOOTSTRAP, str(arguments.head.resolve())]}
         bases = {
-            directory.name: [sys.executable, "-c", _BOOTSTRAP, str(directory.resolve())]
-            for directory in arguments.base or ()
+            directory.name: _common.lint_command(directory) for directory in arguments.base or ()
         }
-        commands = {**bases, **commands}
+        commands = {**bases, "after": _common.lint_command(arguments.head)}
         ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
         ruff_command = [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q"]
         ruff_times: list[tuple[float, float]] = []
@@ -136,34 +123,7 @@ def main() -> int:
 def literal_fields(tree: Path) -> list[tuple[str, str]]:
     """``("Class.attr", "module:Class.attr")`` for every class attribute under ``src/``
     annotated ``Literal[...]`` of strings, the first of each key in path order."""
-    found: dict[str, str] = {}
-    for path in sorted((tree / "src").glob("*/**/*.py")):
-        module = ".".join(path.relative_to(tree / "src").with_suffix("").parts)
-        if "-" in module:
-            continue  # not importable: a separate distribution kept beside the package
-        module = module.removesuffix(".__init__")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ClassDef):
-                continue
-            for statement in node.body:
-                if (
-                    isinstance(statement, ast.AnnAssign)
-                    and isinstance(statement.target, ast.Name)
-                    and _is_string_literal(statement.annotation)
-                ):
-                    key = f"{node.name}.{statement.target.id}"
-                    found.setdefault(key, f"{module}:{key}")
-    return list(found.items())
-
-
-def _is_string_literal(annotation: ast.expr) -> bool:
-    if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name)):
-        return False
-    if annotation.value.id != "Literal":
-        return False
-    index = annotation.slice
-    items = index.elts if isinstance(index, ast.Tuple) else [index]
-    return all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items)
+    return list(_common.literal_fields(_common.src_modules(tree)).items())
 
 
 def _load() -> str:
@@ -187,16 +147,6 @@ def _medians(measured: list[tuple[float, float]]) -> tuple[float, float]:
         statistics.median(wall for wall, _ in measured),
         statistics.median(cpu for _, cpu in measured),
     )
-
-
-def _download(cache: Path) -> Path:
-    cache.mkdir(parents=True, exist_ok=True)
-    found = sorted(cache.glob(f"openai-{VERSION}.tar.gz"))
-    if found:
-        return found[0]
-    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-    subprocess.run([*pip, f"openai=={VERSION}", "-d", str(cache)], check=True)
-    return next(cache.glob(f"openai-{VERSION}.tar.gz"))
 
 
 if __name__ == "__main__":

@@ -24,21 +24,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+import _common
+
 VERSIONS = {"openai": "3.51.0", "mcp": "2.3.0"}
-_PROTOCOL = re.compile(r"^class (\w+)\((?:[^()]*\b)?Protocol\b", re.MULTILINE)
-_BOOTSTRAP = (
-    "import sys\n"
-    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
-    "sys.path.insert(0, sys.argv.pop(1))\n"
-    "from lint_rules.cli import main\n"
-    "raise SystemExit(main(sys.argv[1:]))\n"
-)
 
 
 def main() -> int:
@@ -49,17 +42,15 @@ def main() -> int:
     parser.add_argument("--base", type=Path, help="run the lint_rules package of this directory")
     parser.add_argument("--keep", action="store_true", help="keep the unpacked tree")
     arguments = parser.parse_args()
-    sdist = arguments.sdist or _download(arguments.sdk, arguments.cache)
+    sdist = arguments.sdist or _common.download(
+        arguments.sdk, VERSIONS[arguments.sdk], arguments.cache
+    )
     work = Path(tempfile.mkdtemp(prefix="lr003-"))
     try:
-        with tarfile.open(sdist) as archive:
-            archive.extractall(work, filter="data")
-        [tree] = [path for path in work.iterdir() if path.is_dir()]
+        tree = _common.unpack(sdist, work)
         protocols = _configure(tree)
         print(f"{arguments.sdk} {VERSIONS[arguments.sdk]}: {len(protocols)} protocols configured")
-        command = [sys.executable, "-m", "lint_rules"]
-        if arguments.base is not None:
-            command = [sys.executable, "-c", _BOOTSTRAP, str(arguments.base.resolve())]
+        command = _common.lint_command(arguments.base)
         start = time.perf_counter()
         run = subprocess.run(
             [*command, "check", "--select", "LR003", "--no-cache", "--format", "json"],
@@ -91,26 +82,13 @@ def main() -> int:
     return 0
 
 
-def _download(sdk: str, cache: Path) -> Path:
-    cache.mkdir(parents=True, exist_ok=True)
-    found = sorted(cache.glob(f"{sdk}-{VERSIONS[sdk]}.tar.gz"))
-    if found:
-        return found[0]
-    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-    subprocess.run([*pip, f"{sdk}=={VERSIONS[sdk]}", "-d", str(cache)], check=True)
-    return next(cache.glob(f"{sdk}-{VERSIONS[sdk]}.tar.gz"))
-
-
 def _configure(tree: Path) -> list[str]:
     """Append ``[tool.lint_rules]`` naming every Protocol of the package under ``src/``."""
-    keys = []
-    for path in sorted((tree / "src").glob("*/**/*.py")):
-        module = ".".join(path.relative_to(tree / "src").with_suffix("").parts)
-        if "-" in module:
-            continue  # not importable: a separate distribution kept beside the package
-        module = module.removesuffix(".__init__")
-        text = path.read_text(encoding="utf-8")
-        keys += [f"{module}:{name}" for name in _PROTOCOL.findall(text)]
+    keys = [
+        f"{module}:{name}"
+        for path, module in _common.src_modules(tree)
+        for name in _common.PROTOCOL.findall(path.read_text(encoding="utf-8"))
+    ]
     table = "\n".join(f'"{key}" = ["**/*.py"]' for key in keys)
     with (tree / "pyproject.toml").open("a", encoding="utf-8") as file:
         file.write(

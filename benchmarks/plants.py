@@ -34,23 +34,21 @@ Usage: ``.venv/bin/python benchmarks/plants.py {openai,mcp} [--deps PYTHON] [--r
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _common
+
 VERSIONS = {"openai": "3.51.0", "mcp": "2.3.0"}
-_PROTOCOL = re.compile(r"^class (\w+)\((?:[^()]*\b)?Protocol\b", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -492,11 +490,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the unpacked trees")
     arguments = parser.parse_args()
     sdk = arguments.sdk
-    sdist = _download(sdk, arguments.cache)
+    sdist = _common.download(sdk, VERSIONS[sdk], arguments.cache)
     work = Path(tempfile.mkdtemp(prefix="plants-"))
     try:
-        untouched = _unpack(sdist, work / "untouched")
-        planted = _unpack(sdist, work / "planted")
+        untouched = _common.unpack(sdist, work / "untouched")
+        planted = _common.unpack(sdist, work / "planted")
         fields, protocols = _configure(sdk, untouched, arguments.deps)
         _configure(sdk, planted, arguments.deps)
         plants = PLANTS[sdk]()
@@ -594,22 +592,6 @@ def _findings(tree: Path, deps: str | None) -> list[dict[str, object]]:
     return sorted(findings, key=lambda f: (str(f["path"]), int(str(f["line"])), str(f["code"])))
 
 
-def _unpack(sdist: Path, into: Path) -> Path:
-    with tarfile.open(sdist) as archive:
-        archive.extractall(into, filter="data")
-    [tree] = [path for path in into.iterdir() if path.is_dir()]
-    return tree
-
-
-def _download(sdk: str, cache: Path) -> Path:
-    cache.mkdir(parents=True, exist_ok=True)
-    name = f"{sdk}-{VERSIONS[sdk]}.tar.gz"
-    if not (cache / name).exists():
-        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-        subprocess.run([*pip, f"{sdk}=={VERSIONS[sdk]}", "-d", str(cache)], check=True)
-    return cache / name
-
-
 def _module(tree: Path, sdk: str, path: Path) -> str | None:
     for root in sorted(PACKAGE_ROOTS[sdk], key=len, reverse=True):
         try:
@@ -624,29 +606,18 @@ def _module(tree: Path, sdk: str, path: Path) -> str | None:
 
 def _configure(sdk: str, tree: Path, deps: str | None) -> tuple[int, int]:
     """Append ``[tool.lint_rules]`` (and mypy's interpreter) read from the SDK's sources."""
-    fields: dict[str, str] = {}
-    for pattern in FIELD_FILES[sdk]:
-        for path in sorted(tree.glob(pattern)):
-            module = _module(tree, sdk, path)
-            if module is None:
-                continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if not isinstance(node, ast.ClassDef):
-                    continue
-                for statement in node.body:
-                    if (
-                        isinstance(statement, ast.AnnAssign)
-                        and isinstance(statement.target, ast.Name)
-                        and _is_string_literal(statement.annotation)
-                    ):
-                        key = f"{node.name}.{statement.target.id}"
-                        fields.setdefault(key, f"{module}:{key}")
+    fields = _common.literal_fields(
+        (path, module)
+        for pattern in FIELD_FILES[sdk]
+        for path in sorted(tree.glob(pattern))
+        if (module := _module(tree, sdk, path)) is not None
+    )
     protocols = []
     for path in sorted((tree / "src").rglob("*.py")):
         module = _module(tree, sdk, path)
         if module is not None:
             text = path.read_text(encoding="utf-8")
-            protocols += [f"{module}:{name}" for name in _PROTOCOL.findall(text)]
+            protocols += [f"{module}:{name}" for name in _common.PROTOCOL.findall(text)]
     literals = "\n".join(f'"{key}" = "{value}"' for key, value in fields.items())
     table = "\n".join(f'"{key}" = ["**/*.py"]' for key in protocols)
     text = (
@@ -664,16 +635,6 @@ def _configure(sdk: str, tree: Path, deps: str | None) -> tuple[int, int]:
         text = mypy + text
     pyproject.write_text(original + text, encoding="utf-8")
     return len(fields), len(protocols)
-
-
-def _is_string_literal(annotation: ast.expr) -> bool:
-    if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name)):
-        return False
-    if annotation.value.id != "Literal":
-        return False
-    index = annotation.slice
-    items = index.elts if isinstance(index, ast.Tuple) else [index]
-    return all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items)
 
 
 if __name__ == "__main__":

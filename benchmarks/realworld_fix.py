@@ -103,6 +103,28 @@ class Project:
         return f"{self.name}{'-' + self.label if self.label else ''}"
 
 
+def _pydantic(rename: str, origin: str, *, label: str) -> Project:
+    """pydantic 1.10.13 with one rename, tested by its own suite (``_PYDANTIC_TESTS``)."""
+    return Project(
+        *("pydantic", "1.10.13", "pydantic", rename, origin),
+        sources=".",
+        tests=_PYDANTIC_TESTS,
+        label=label,
+        requirements=("pytest-mock==3.10.0",),
+        pytest_options=("-p", "no:hypothesispytest"),
+    )
+
+
+def _urllib3(rename: str, origin: str, *, label: str = "") -> Project:
+    """urllib3 1.25.11 with one rename, tested without a server (``_URLLIB3_TESTS``)."""
+    return Project(
+        *("urllib3", "1.25.11", "urllib3", rename, origin),
+        tests=_URLLIB3_TESTS,
+        label=label,
+        requirements=_URLLIB3_REQUIREMENTS,
+    )
+
+
 PROJECTS = (
     Project(
         "attrs",
@@ -195,66 +217,35 @@ PROJECTS = (
     # Issue 21's shapes again, each from a real changelog, on four projects not used above
     # (`--only pydantic-config pydantic-all pydantic-bare urllib3 urllib3-attribute mcp
     # openai-agents-events`).
-    Project(
-        "pydantic",
-        "1.10.13",
-        "pydantic",
+    _pydantic(
         '"pydantic.config:BaseConfig.orm_mode" = "from_attributes"',
         "pydantic 2.0 migration guide: the config setting `orm_mode` is renamed"
         " `from_attributes` (a class attribute that every model's `class Config:` writes)",
-        sources=".",
-        tests=_PYDANTIC_TESTS,
         label="config",
-        requirements=("pytest-mock==3.10.0",),
-        pytest_options=("-p", "no:hypothesispytest"),
     ),
-    Project(
-        "pydantic",
-        "1.10.13",
-        "pydantic",
+    _pydantic(
         '"pydantic.decorator:validate_arguments" = "validate_call"',
         "pydantic 2.0 migration guide: `validate_arguments` is renamed `validate_call` (a"
         " module-level function in `__all__`, re-exported by `pydantic/__init__.py`)",
-        sources=".",
-        tests=_PYDANTIC_TESTS,
         label="all",
-        requirements=("pytest-mock==3.10.0",),
-        pytest_options=("-p", "no:hypothesispytest"),
     ),
-    Project(
-        "pydantic",
-        "1.10.13",
-        "pydantic",
+    _pydantic(
         'copy = "model_copy"',
         "pydantic 2.0 migration guide: `BaseModel.copy` is renamed `model_copy` (a bare name"
         " shared with `dict.copy`, `list.copy` and the `copy` module)",
-        sources=".",
-        tests=_PYDANTIC_TESTS,
         label="bare",
-        requirements=("pytest-mock==3.10.0",),
-        pytest_options=("-p", "no:hypothesispytest"),
     ),
-    Project(
-        "urllib3",
-        "1.25.11",
-        "urllib3",
+    _urllib3(
         '"urllib3.util.retry:Retry.__init__(method_whitelist)" = "allowed_methods"',
         "changelog 1.26.0: `Retry(method_whitelist=...)` is deprecated for"
         " `Retry(allowed_methods=...)` (a constructor keyword, re-exported as `urllib3.Retry`,"
         " copied by `Retry.new(**kw)` through a `dict(...)` of keywords)",
-        tests=_URLLIB3_TESTS,
-        requirements=_URLLIB3_REQUIREMENTS,
     ),
-    Project(
-        "urllib3",
-        "1.25.11",
-        "urllib3",
+    _urllib3(
         '"urllib3.util.retry:Retry.DEFAULT_METHOD_WHITELIST" = "DEFAULT_ALLOWED_METHODS"',
         "changelog 1.26.0: `Retry.DEFAULT_METHOD_WHITELIST` is deprecated for"
         " `Retry.DEFAULT_ALLOWED_METHODS` (a class attribute)",
-        tests=_URLLIB3_TESTS,
         label="attribute",
-        requirements=_URLLIB3_REQUIREMENTS,
     ),
     Project(
         "mcp",

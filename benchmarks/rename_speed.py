@@ -12,7 +12,10 @@ then times, interleaved, median of ``--repeat`` runs (default 3), wall and CPU s
   (a new process: imports, ``ty server`` started, every occurrence classified).
 
 Usage: ``.venv/bin/python benchmarks/rename_speed.py [--files N] [--repeat N]``; prints
-the markdown table of ``benchmarks/README.md``.
+the markdown table of ``benchmarks/README.md``. ``--baseline DIR`` also runs, interleaved
+with this checkout's, the ``lint_rules`` package found in ``DIR`` (another revision, e.g.
+``git archive main lint_rules | tar -x -C DIR``), for ratios measured under the same load;
+``--runs`` picks the runs (``ruff,check,fix,plan``).
 """
 
 from __future__ import annotations
@@ -138,11 +141,13 @@ def generate(root: Path, files: int) -> None:
         (package / f"m{index}.py").write_text(f"{body}\n\n{filler}\n")
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float, str]:
+def timed(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """Wall and CPU (user + system, children included) seconds, and the output."""
     before = os.times()
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - started
     after = os.times()
     cpu = (after.children_user - before.children_user) + (
@@ -157,40 +162,63 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="a directory holding another lint_rules")
+    parser.add_argument("--runs", default="ruff,check,fix,plan")
     arguments = parser.parse_args()
+    wanted = set(arguments.runs.split(","))
+    baseline = None
+    if arguments.baseline is not None:
+        if not (arguments.baseline / "lint_rules" / "__init__.py").is_file():
+            parser.error(f"--baseline: no lint_rules package in {arguments.baseline}")
+        baseline = {**os.environ, "PYTHONPATH": str(arguments.baseline.resolve())}
     python = sys.executable
     ruff = shutil.which("ruff", path=str(Path(python).parent)) or "ruff"
     runs: dict[str, list[tuple[float, float, str]]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         project = Path(scratch) / "project"
         generate(project, arguments.files)
-        commands = {
-            "ruff check --select ALL --no-cache": [ruff, "check", "--select", "ALL", "--no-cache",
-                                                   "--exit-zero", "-q", "."],
-            "lint_rules check --no-cache, 10 qualified renames (today's LR001)": [
-                python, "-m", "lint_rules", "check", "--no-cache", "--exit-zero"],
-            "lint_rules fix, 10 qualified renames (today's LR001, a fresh copy)": [
-                python, "-m", "lint_rules", "fix"],
-            "reference pass: codemod.references.plan, 10 targets, cold (ty)": [
-                python, "-c", PLAN, str(project)],
-        }  # fmt: skip
+        commands: dict[str, tuple[str, list[str], dict[str, str] | None]] = {}
+        for label, env in (("", None), ("baseline: ", baseline)):
+            if label and env is None:
+                continue
+            every = {
+                "ruff": ("ruff check --select ALL --no-cache", [ruff, "check", "--select", "ALL",
+                         "--no-cache", "--exit-zero", "-q", "."]),
+                "check": ("lint_rules check --no-cache, 10 qualified renames",
+                          [python, "-m", "lint_rules", "check", "--no-cache", "--exit-zero"]),
+                "fix": ("lint_rules fix, 10 qualified renames (a fresh copy)",
+                        [python, "-m", "lint_rules", "fix"]),
+                "plan": ("reference pass: codemod.references.plan, 10 targets, cold (ty)",
+                         [python, "-c", PLAN, str(project)]),
+            }  # fmt: skip
+            for run, (name, command) in every.items():
+                if run in wanted and not (label and run == "ruff"):
+                    commands[label + name] = (run, command, env)
         for _ in range(arguments.repeat):
-            for name, command in commands.items():
+            for name, (run, command, env) in commands.items():
                 cwd = project
-                if "fix" in command:
+                if run == "fix":
                     cwd = Path(scratch) / "copy"
                     shutil.rmtree(cwd, ignore_errors=True)
                     shutil.copytree(project, cwd)
                 print(f"== {name}", file=sys.stderr, flush=True)
-                runs.setdefault(name, []).append(timed(command, cwd))
-    ruff_wall = statistics.median(wall for wall, _, _ in runs["ruff check --select ALL --no-cache"])
-    print(f"{arguments.files} files, median of {arguments.repeat}, interleaved:\n")
-    print("| run | wall s | CPU s | / ruff (wall) | last line of output |")
-    print("|---|---:|---:|---:|---|")
+                runs.setdefault(name, []).append(timed(command, cwd, env))
+    load = os.getloadavg()
+    ruff_runs = runs.get("ruff check --select ALL --no-cache")
+    ruff_wall = statistics.median(r[0] for r in ruff_runs) if ruff_runs else None
+    ruff_cpu = statistics.median(r[1] for r in ruff_runs) if ruff_runs else None
+    print(
+        f"{arguments.files} files, median of {arguments.repeat}, interleaved; load average at"
+        f" the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min):\n"
+    )
+    print("| run | wall s | CPU s | / ruff (wall) | / ruff (CPU) | last line of output |")
+    print("|---|---:|---:|---:|---:|---|")
     for name, results in runs.items():
         wall = statistics.median(r[0] for r in results)
         cpu = statistics.median(r[1] for r in results)
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / ruff_wall:.1f}x | {results[-1][2]} |")
+        by_wall = f"{wall / ruff_wall:.1f}x" if ruff_wall else ""
+        by_cpu = f"{cpu / ruff_cpu:.1f}x" if ruff_cpu else ""
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {by_wall} | {by_cpu} | {results[-1][2]} |")
     return 0
 
 

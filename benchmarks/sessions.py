@@ -291,10 +291,16 @@ def _wrapper_module(name: str, baseline: bool) -> Any:
 
 
 def ours_encrypted(
-    key: str, plain: SessionFactory, session_id: str, *, baseline: bool = False
+    key: str,
+    plain: SessionFactory,
+    session_id: str,
+    *,
+    baseline: bool = False,
+    cache_bytes: int | None = None,
 ) -> Any:
     module = _wrapper_module("encrypted", baseline)
-    return module.EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL)
+    options = {} if cache_bytes is None else {"cache_bytes": cache_bytes}
+    return module.EncryptedSession(plain(session_id), key=key, ttl=BENCH_TTL, **options)
 
 
 def sdk_encrypted(key: str, plain: SessionFactory, session_id: str) -> Any:
@@ -469,10 +475,45 @@ async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
 
 RATIO_ROUNDS = 400
 RATIO_BURST = 20
+COLD = "EncryptedSession, cold"
+"""Each read made with the wrapper's cache emptied (the first read of a history by a
+new wrapper); the plain "EncryptedSession" reads warm, its cache filled as it wrote."""
 
 
-async def run_wrapper_ratios(directory: Path) -> None:
+async def _fill_sdk_shaped(session: Any, length: int) -> None:
+    """``length`` items shaped as the Agents SDK saves a chat: a user message (flat) and
+    the model's output message (nested content parts), in turn."""
+    items: list[dict[str, Any]] = []
+    for index in range(length // 2):
+        items.append({"role": "user", "content": f"question {index}"})
+        items.append(
+            {
+                "id": f"msg_{index:08d}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": f"answer {index}", "annotations": []}],
+            }
+        )
+    await session.add_items(items)
+
+
+RATIO_WORKLOADS: dict[str, Callable[[Any, int], Awaitable[None]]] = {
+    "get_items(limit=10), 1k items": lambda session, length: _fill(session, length),
+    "get_items(limit=10), 1k SDK-shaped items": _fill_sdk_shaped,
+    "add_items, 1 item": lambda session, length: _fill(session, length),
+}
+
+
+async def _cold_read(session: Any) -> object:
+    session._drop_cache()
+    return await session.get_items(limit=10)
+
+
+async def run_wrapper_ratios(directory: Path, rounds: int = RATIO_ROUNDS) -> None:
     from agent_sessions.encrypted import generate_key
+
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {_load()}", flush=True)
 
     key = generate_key()
     for plain in sqlite_targets(directory):
@@ -480,6 +521,10 @@ async def run_wrapper_ratios(directory: Path) -> None:
             continue
         wrappers: dict[str, SessionFactory] = {
             "EncryptedSession": functools.partial(ours_encrypted, key, plain.open_session),
+            COLD: functools.partial(ours_encrypted, key, plain.open_session),
+            "EncryptedSession, cache_bytes=0": functools.partial(
+                ours_encrypted, key, plain.open_session, cache_bytes=0
+            ),
             "TrimmingSession": functools.partial(ours_trimming, plain.open_session),
             "CompactingSession": functools.partial(ours_compacting, plain.open_session),
         }
@@ -495,13 +540,17 @@ async def run_wrapper_ratios(directory: Path) -> None:
                 ours_compacting, plain.open_session, baseline=True
             )
         factories: dict[str, SessionFactory] = {"plain": plain.open_session, **wrappers}
-        for workload in ("get_items(limit=10), 1k items", "add_items, 1 item"):
+        for workload, fill in RATIO_WORKLOADS.items():
             sessions = {name: factory(_fresh_id("ratio")) for name, factory in factories.items()}
+            if workload.startswith("add_items"):
+                del sessions[COLD]  # a write is the same with the cache full or empty
             for session in sessions.values():
-                await _fill(session, 1_000)
+                await fill(session, 1_000)
             calls: dict[str, Callable[[], Awaitable[object]]] = {}
             for name, session in sessions.items():
-                if workload.startswith("get_items"):
+                if name == COLD:
+                    calls[name] = functools.partial(_cold_read, session)
+                elif workload.startswith("get_items"):
                     calls[name] = functools.partial(session.get_items, limit=10)
                 else:
                     calls[name] = functools.partial(
@@ -512,7 +561,7 @@ async def run_wrapper_ratios(directory: Path) -> None:
             names = list(calls)
             per_call: dict[str, list[float]] = {name: [] for name in names}
             ratios: dict[str, list[float]] = {name: [] for name in names}
-            for round_index in range(RATIO_ROUNDS):
+            for round_index in range(rounds):
                 shift = round_index % len(names)
                 spent: dict[str, float] = {}
                 for name in names[shift:] + names[:shift]:
@@ -524,6 +573,7 @@ async def run_wrapper_ratios(directory: Path) -> None:
                 for name in names:
                     per_call[name].append(spent[name])
                     ratios[name].append(spent[name] / spent["plain"])
+            print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {_load()}")
             print(f"| {workload} | {plain.storage} | per call | vs plain |")
             print("|---|---|---|---|")
             for name in names:
@@ -1231,6 +1281,11 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us"
 
 
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def _machine() -> str:
     cpu = "unknown CPU"
     try:
@@ -1277,6 +1332,12 @@ def main() -> None:
         help="only the wrappers' overhead on SQLite, call by call (robust under load)",
     )
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=RATIO_ROUNDS,
+        help=f"with --wrapper-ratios: rounds per table (default {RATIO_ROUNDS})",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="REV",
         help="with --wrappers-only or --wrapper-ratios: also the wrappers as they were at "
@@ -1286,7 +1347,7 @@ def main() -> None:
     sizes = Sizes().scaled(10) if arguments.quick else Sizes()
     print(f"Machine: {_machine()}")
     if arguments.wrapper_ratios:
-        print(f"Medians of {RATIO_ROUNDS} rounds of {RATIO_BURST} calls per target.")
+        print(f"Medians of {arguments.rounds} rounds of {RATIO_BURST} calls per target.")
     else:
         print(f"Medians of {arguments.repeats} runs; per operation.")
     if arguments.quick:
@@ -1300,7 +1361,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             if arguments.baseline:
                 load_baseline(arguments.baseline, Path(directory))
-            asyncio.run(run_wrapper_ratios(Path(directory)))
+            asyncio.run(run_wrapper_ratios(Path(directory), arguments.rounds))
         return
     if arguments.wrappers_only:
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:

@@ -10,7 +10,9 @@ name means a collection or iterator of it (``list[X]``, ``AsyncIterator[X]``).
 What makes a name known:
 
 - an annotation: a parameter, a variable, a class attribute or ``self.x: X``
-  (seen by every method of the class), a local alias (``Event = A | B``);
+  (seen by every method of the class), a local alias (``Event = A | B``), a name
+  imported under another (``from m import ContentBlock as Block``: a ``Block`` is a
+  ``ContentBlock``, in the module or in the function that imports it);
 - an assignment from a call of a function of this module with a return
   annotation, of a known class, or of a producer (``Knowledge.producers``), and
   ``await`` of one; a ``for`` target (or a comprehension's) over a known
@@ -126,6 +128,34 @@ def _annotation(annotation: ast.expr | None, aliases: Mapping[str, ast.expr], se
     if isinstance(annotation, ast.Name) and name in aliases and name not in seen:
         return _annotation(aliases[name], aliases, seen | {name})
     return frozenset({name})
+
+
+def renamed_imports(body: Iterable[ast.stmt]) -> dict[str, str]:
+    """``{"Block": "ContentBlock"}`` for each ``from m import ContentBlock as Block`` among
+    ``body``'s statements (and those under its ``if``/``try``, e.g. ``TYPE_CHECKING``, not
+    in nested functions or classes): a type is its class's simple name, so a name bound
+    by such an import stands for the imported one. A later plain import of a name (or
+    one renaming another thing to it) replaces what it stood for."""
+    renamed: dict[str, str] = {}
+    pending = list(body)
+    pending.reverse()
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If):
+            pending.extend(reversed([*node.body, *node.orelse]))
+        elif isinstance(node, ast.Try):
+            handlers = [child for handler in node.handlers for child in handler.body]
+            pending.extend(reversed([*node.body, *handlers, *node.orelse, *node.finalbody]))
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                bound = alias.asname or alias.name
+                if bound != alias.name:
+                    renamed[bound] = alias.name
+                else:
+                    renamed.pop(bound, None)
+    return renamed
 
 
 def _type_alias_value(value: ast.expr) -> ast.expr:
@@ -308,6 +338,8 @@ class _Walker:
                 self.aliases[statement.target.id] = statement.value
             elif type(statement).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
                 self.aliases[statement.name.id] = statement.value  # type: ignore[attr-defined]
+        for bound, name in renamed_imports(tree.body).items():
+            self.aliases.setdefault(bound, ast.Name(id=name, ctx=ast.Load()))
         self.relevant = self._relevant(tree)
         """Names whose value may reach a wanted expression: the others' types are never
         computed (nor what other modules declare looked up for them)."""
@@ -581,10 +613,29 @@ class _Walker:
             for name, types in methods.items():
                 inner[f"{receiver}.{name}()"] = types
         saved, self.class_stack = self.class_stack, []
+        saved_aliases = self.aliases
+        if any(isinstance(statement, ast.ImportFrom) for statement in ast.walk(node)):
+            self.aliases = {**self.aliases, **self._imported_here(node)}
         try:
             self.block(node.body, inner)
         finally:
             self.class_stack = saved
+            self.aliases = saved_aliases
+
+    def _imported_here(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+        """The aliases a function's own imports make (``renamed_imports``), and the module's
+        aliases its plain imports rebind to what they import."""
+        here: dict[str, ast.expr] = {}
+        renamed = renamed_imports(node.body)
+        for statement in ast.walk(node):
+            if isinstance(statement, ast.ImportFrom):
+                for alias in statement.names:
+                    bound = alias.asname or alias.name
+                    if bound in self.aliases and bound not in renamed:
+                        here[bound] = ast.Name(id=alias.name, ctx=ast.Load())
+        for bound, name in renamed.items():
+            here[bound] = ast.Name(id=name, ctx=ast.Load())
+        return here
 
     def class_definition(self, node: ast.ClassDef, state: State) -> None:
         if not self.spans_wanted(node):

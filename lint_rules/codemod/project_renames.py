@@ -14,7 +14,7 @@ A target is judged whole:
   through ``**options``, ...): the rename is *withheld*: each unknown site is a finding
   with its reason and no fix, and each of the target's occurrences a finding with an
   unsafe fix (``--unsafe-fixes`` applies the known part);
-- the renamed files would not compile (``rename_edits``): withheld, with that reason.
+- the renamed files would not compile (``rename_problems``): withheld, with that reason.
 
 ``fix`` re-checks a file after applying its edits: its occurrences are then matched, in
 order, to the occurrences the plan read minus the renamed ones, so the sites left are
@@ -37,13 +37,12 @@ from lint_rules.codemod.references import (
     EngineError,
     Occurrence,
     Plan,
-    RenameError,
     RenameTarget,
     classify_attributes,
     occurrences_of,
     plan,
     reference_command,
-    rename_edits,
+    rename_problems,
 )
 
 
@@ -155,11 +154,23 @@ class ProjectRenames:
                     f"{_count(len(unknown), 'occurrence')} not known to be the target's"
                     f" ({_count(len(places), 'file')})"
                 )
+        # One call for every target (each file read and compiled once for all of them);
+        # a target configured twice (two spellings, two new names) is verified on its own.
+        first: dict[RenameTarget, _Judged] = {}
+        again: list[_Judged] = []
+        for judged in self._judged.values():
+            if judged.withheld:
                 continue
-            try:
-                rename_edits(self._plan, judged.reference, judged.target.new)
-            except RenameError as error:
-                judged.withheld = str(error)
+            if judged.reference in first:
+                again.append(judged)
+            else:
+                first[judged.reference] = judged
+        problems = rename_problems(self._plan, {r: j.target.new for r, j in first.items()})
+        for reference, judged in first.items():
+            judged.withheld = problems.get(reference, "")
+        for judged in again:
+            alone = rename_problems(self._plan, {judged.reference: judged.target.new})
+            judged.withheld = alone.get(judged.reference, "")
 
     def _forwarded_sites(
         self, path: Path, text: str, now: Mapping[str, list[Occurrence]]

@@ -27,7 +27,7 @@ import queue
 import re
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -382,7 +382,9 @@ class Occurrence:
     from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``) or
     ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``) or
     ``forwarded`` (a key read, in another function, from a ``**kwargs`` dictionary handed
-    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``).
+    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``) or ``source``
+    (the spelling in a string of Python source that imports, calls or reads it:
+    ``create_module("from pkg import old ...")``, ``mock.patch("pkg.mod.old")``).
     """
 
     path: Path
@@ -399,7 +401,7 @@ class Occurrence:
     attribute is ``str``'s own: never a module's nor the project's."""
 
 
-_STRING_KINDS = frozenset({"__all__", "getattr", "options", "format"})
+_STRING_KINDS = frozenset({"__all__", "getattr", "options", "format", "source"})
 _GETATTR = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _DICT_READS = frozenset({"get", "pop", "setdefault"})
 
@@ -410,7 +412,8 @@ def occurrences(path: Path, text: str, spelling: str) -> list[Occurrence]:
     Strings count only where they name a binding: ``__all__`` entries, the name given
     to ``getattr`` and its kin, and keys read from a ``**kwargs`` dictionary (the
     function's own ``**`` parameter, or a parameter of a function of the same module
-    it is handed to). Other strings are values, not names: never an occurrence here.
+    it is handed to), and strings of Python source that import, call or read it (code
+    no engine reads). Other strings are values, not names: never an occurrence here.
     """
     return occurrences_of(path, text, (spelling,)).get(spelling, [])
 
@@ -526,10 +529,18 @@ def occurrences_of(
                 key = node.args[0]
                 add(_string(key) or "", at(key.lineno, key.col_offset + 1), "options")
         elif isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and "." in node.value:
+            if isinstance(node.value, str) and any(s in node.value for s in present):
+                named_in_source: frozenset[str] | None = None
                 for spelling in present:
+                    if spelling not in node.value:
+                        continue
                     if f".{spelling}" in node.value and _format_field(spelling).search(node.value):
                         _format_occurrence(node, spelling, lines, found[spelling], path)
+                        continue
+                    if named_in_source is None:
+                        named_in_source = _named_in_source(node.value)
+                    if spelling in named_in_source:
+                        _source_occurrences(node, spelling, lines, found[spelling], path)
         elif (
             isinstance(node, ast.Subscript)
             and isinstance(node.value, ast.Name)
@@ -628,6 +639,54 @@ def _format_occurrence(
     match = re.compile(rf"\.{re.escape(spelling)}\b").search(line, start)
     if match is not None:
         found.append(Occurrence(path, Position(node.lineno, match.start() + 1), "format"))
+
+
+def _named_in_source(value: str) -> frozenset[str]:
+    """The names that a string holding Python source imports, calls, decorates with, reads
+    as an attribute (``obj.old``, a dotted path ``"pkg.mod.old"``) or passes as a keyword:
+    ``frozenset()`` when the string does not parse as Python (prose), or is a lone name or
+    a list of names (``"old"``, pytest's ``"old, other"``), which are values, not code."""
+    import textwrap
+
+    if "\n" not in value and "import" not in value and not any(m in value for m in ".(@"):
+        return frozenset()  # one line without an import, dot, call or decorator: no code
+    try:
+        tree = ast.parse(textwrap.dedent(value))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias):
+            names.update(node.name.split("."))
+            if node.asname:
+                names.add(node.asname)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            names.add(node.func.id)
+        elif isinstance(node, ast.keyword) and node.arg:
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.update(d.id for d in node.decorator_list if isinstance(d, ast.Name))
+    return frozenset(names)
+
+
+def _source_occurrences(
+    node: ast.Constant, spelling: str, lines: list[str], found: list[Occurrence], path: Path
+) -> None:
+    """A ``source`` occurrence at each word ``spelling`` in the string's own text (its
+    lines in the file, from its opening quote to its closing one)."""
+    last = node.end_lineno or node.lineno
+    pattern = re.compile(rf"(?<!\w){re.escape(spelling)}(?!\w)")
+    for number in range(node.lineno, last + 1):
+        line = lines[number - 1] if 0 < number <= len(lines) else ""
+        encoded = line.encode()
+        start = len(encoded[: node.col_offset].decode()) if number == node.lineno else 0
+        end = len(line)
+        if number == last and node.end_col_offset is not None:
+            end = len(encoded[: node.end_col_offset].decode())
+        for match in pattern.finditer(line, start, end):
+            found.append(Occurrence(path, Position(number, match.start()), "source"))
 
 
 def _format_field(spelling: str) -> re.Pattern[str]:
@@ -736,7 +795,7 @@ def definition_site(module: Path, owner: str, old: str, keyword: bool) -> Positi
             (n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
             None,
         )
-    found = [o for o in occurrences(module, text, old) if o.kind != "options"]
+    found = [o for o in occurrences(module, text, old) if o.kind not in ("options", "source")]
     if scope is None:
         return None
     if keyword:
@@ -1040,6 +1099,8 @@ _UNRESOLVED = {
     "options": "read from a `**kwargs` dictionary: no engine follows forwarded keywords",
     "format": "an attribute read in a format string's replacement field: its receiver's type"
     " is not known",
+    "source": "Python source in a string names the target (code run from a string, a dotted"
+    " path): no engine reads it",
 }
 
 
@@ -1661,6 +1722,88 @@ def rename_edits(
             raise RenameError(f"{path}: the renamed file does not compile: {error.msg}") from None
         changed[path] = result
     return changed
+
+
+def rename_problems(plan: Plan, renames: Mapping[RenameTarget, str]) -> dict[RenameTarget, str]:
+    """Why each target's rename (``renames``: target -> new spelling) cannot be made whole,
+    as ``rename_edits`` would say it (its ``RenameError``); a target absent from the answer
+    can, and a withheld one is not looked at. The answer of calling ``rename_edits`` per
+    target, paying per file rather than per file and target: each file is read once, and a
+    file that several targets rename is compiled twice (as read, and with every target's
+    edits) rather than once per target. That shortcut holds when the targets' old and new
+    spellings are all different and the file as read compiles: a rename only changes which
+    names are equal, so an error of one target's edits alone (a repeated keyword, a
+    duplicate parameter, a ``nonlocal`` with no binding) is an error of all of them
+    together, or of the file as read. Otherwise each target's edits are compiled alone."""
+    targets = [t for t in renames if t not in plan.withheld]
+    sites: dict[Path, dict[RenameTarget, list[Occurrence]]] = {}
+    files_of: dict[RenameTarget, dict[Path, None]] = {}  # in the order of its occurrences
+    for target in targets:
+        for occurrence in plan.occurrences.get(target, []):
+            if occurrence.verdict == TARGET:
+                sites.setdefault(occurrence.path, {}).setdefault(target, []).append(occurrence)
+                files_of.setdefault(target, {})[occurrence.path] = None
+    texts: dict[Path, list[str]] = {}
+    # Per file: the targets whose edits alone compile there, known without compiling them.
+    together: dict[Path, frozenset[RenameTarget]] = {}
+
+    def lines_of(path: Path) -> list[str]:
+        if path not in texts:
+            texts[path] = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        return texts[path]
+
+    def renamed(path: Path, edits: Mapping[RenameTarget, list[Occurrence]]) -> str:
+        lines = list(lines_of(path))
+        ordered = sorted(((o.start, t) for t, found in edits.items() for o in found), reverse=True)
+        for start, target in ordered:
+            line = lines[start.line - 1]
+            end = start.column + len(target.old)
+            lines[start.line - 1] = line[: start.column] + renames[target] + line[end:]
+        return "".join(lines)
+
+    def misplaced(path: Path, target: RenameTarget) -> str | None:
+        lines = lines_of(path)
+        for site in sorted(sites[path][target], key=lambda o: o.start, reverse=True):
+            column = site.start.column
+            if lines[site.start.line - 1][column : column + len(target.old)] != target.old:
+                return f"{path}:{site.start.line}: `{target.old}` is not at column {column + 1}"
+        return None
+
+    def compiles_together(path: Path) -> frozenset[RenameTarget]:
+        if path not in together:
+            here = {t: found for t, found in sites[path].items() if misplaced(path, t) is None}
+            spellings = [t.old for t in here] + [renames[t] for t in here]
+            ok: frozenset[RenameTarget] = frozenset()
+            if len(here) > 1 and len(set(spellings)) == len(spellings):
+                original = "".join(lines_of(path))
+                if (
+                    _compile_error(original, path) is None
+                    and _compile_error(renamed(path, here), path) is None
+                ):
+                    ok = frozenset(here)
+            together[path] = ok
+        return together[path]
+
+    problems: dict[RenameTarget, str] = {}
+    for target in targets:
+        for path in files_of.get(target, {}):
+            problem = misplaced(path, target)
+            if problem is None and target not in compiles_together(path):
+                error = _compile_error(renamed(path, {target: sites[path][target]}), path)
+                if error is not None:
+                    problem = f"{path}: the renamed file does not compile: {error}"
+            if problem is not None:
+                problems[target] = problem
+                break
+    return problems
+
+
+def _compile_error(text: str, path: Path) -> str | None:
+    try:
+        compile(text, str(path), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error.msg
+    return None
 
 
 def classify_attributes(

@@ -134,7 +134,9 @@ class StaleNameRule(Rule):
     occurrence of its old
     spelling in the project's files (names, attributes, keywords in calls and
     definitions, `__all__` entries, `getattr`/`hasattr`/`setattr` strings, keys
-    read from a `**kwargs` dictionary, `"{self.old}"` fields of format strings)
+    read from a `**kwargs` dictionary, `"{self.old}"` fields of format strings,
+    strings of Python source that import, call or read it, such as a test's
+    `create_module("from pkg import old ...")` or `mock.patch("pkg.mod.old")`)
     is classified with ty's language server (references, then "go to
     definition" where the references are silent) as the target's, another
     thing's (another class's attribute, `str.split`, `str.format`'s keywords,
@@ -146,7 +148,8 @@ class StaleNameRule(Rule):
     variables included), whichever spelling of the target is configured. If
     any is unknown, nothing of it is renamed safely: each unknown site is a
     finding with its reason ("the receiver's type is not known", "forwarded
-    through `**options` of `send_from_directory`, ..."), the target's own
+    through `**options` of `send_from_directory`, ...", "Python source in a
+    string names the target"), the target's own
     sites carry an unsafe fix (`--unsafe-fixes` renames the known part), and
     the summary names the withheld target. After `fix`, `check` reports exactly
     what was not renamed, and exits 1 while anything is left. The engine starts

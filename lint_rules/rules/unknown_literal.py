@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from lint_rules.analysis.declarations import Declarations, file_source
 from lint_rules.analysis.literals import Field, knowledge_of, parse_literals, with_renamed_values
 from lint_rules.analysis.members import Members
-from lint_rules.analysis.receivers import receiver_types
+from lint_rules.analysis.receivers import receiver_types, renamed_imports
 from lint_rules.analysis.renames import parse_renames
 from lint_rules.analysis.string_values import matched_values
 from lint_rules.rule import ConfigError, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
@@ -43,7 +43,11 @@ class UnknownLiteralRule(Rule):
     the receiver is known to be an instance of the declaring class, or of a
     union that holds it (then only a string that resembles an allowed value is
     reported). Classes are recognised by name, whatever module they are imported
-    from. What makes a receiver known, within one file:
+    from; a name imported under another (`from mcp.types import ContentBlock as
+    Block`, in the module or in a function) stands for the imported one, in
+    annotations, `isinstance`, constructor calls and class patterns alike (and
+    `from other import Thing as Event` is no `Event`). What makes a receiver
+    known, within one file:
 
     - an annotation: of a parameter, a variable, a class attribute or
       `self.x: Event`, or the return annotation of a function of the same module
@@ -314,6 +318,8 @@ class UnknownLiteralRule(Rule):
         self.knowledge = knowledge_of(self.fields)
         self._candidates: list[_Candidate] = []
         self._candidates_of: FileContext | None = None
+        self._renamed: dict[str, str] = {}
+        self._renamed_of: FileContext | None = None
 
     def _packages(self, root: Path | None) -> frozenset[str] | None:
         """The top-level packages whose modules receivers are looked up in: the
@@ -365,10 +371,21 @@ class UnknownLiteralRule(Rule):
                         if attribute is not None:
                             self._candidate(node.subject, attribute, matched_values(pattern))
 
+    def _class_name(self, node: ast.expr | None) -> str | None:
+        """The simple name of the class ``node`` names: a name imported under another
+        (``from m import ItemEvent as Item``) stands for the imported one."""
+        if isinstance(node, ast.Attribute):
+            return node.attr
+        if not isinstance(node, ast.Name):
+            return None
+        if self._renamed_of is not self.file:
+            self._renamed_of = self.file
+            self._renamed = renamed_imports(self.file.ast_tree.body)
+        return self._renamed.get(node.id, node.id)
+
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
-        callee = node.cls
-        name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)
-        owned = self.by_class.get(name) if isinstance(name, str) else None
+        name = self._class_name(node.cls)
+        owned = self.by_class.get(name) if name is not None else None
         if owned is None:
             return
         for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
@@ -379,14 +396,14 @@ class UnknownLiteralRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = node.func
-        name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)
-        owned = self.by_class.get(name) if isinstance(name, str) else None
-        if owned is None and name in self.factories:
+        name = self._class_name(callee)
+        owned = self.by_class.get(name) if name is not None else None
+        if owned is None and _last(callee) in self.factories:
             # A configured factory: `build(Event, type=...)`, `Event.model_construct(type=...)`.
             made = node.args[0] if node.args else None
             if made is None and isinstance(callee, ast.Attribute):
                 made = callee.value
-            made_name = _last(made) if made is not None else None
+            made_name = self._class_name(made)
             owned = self.by_class.get(made_name) if made_name is not None else None
         if owned is None:
             return
@@ -613,6 +630,7 @@ _WORD = re.compile(r"\w+")
 _COMPARED = re.compile(r"==|!=|\bin[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]|\bmatch\b")
 _BETWEEN_CALLEE_AND_PAREN = r"[\s\\]*(?:#[^\n]*\n[\s\\]*)*\("
 _CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
+_IMPORTED_AS = re.compile(r"\b(\w+)[ \t]+as[ \t]+(\w+)")
 _BEFORE_PAREN = re.compile(r"\b(\w+)\b[\s\\]*\(|#[^\n]*\n[\s\\]*\(")
 
 
@@ -640,6 +658,10 @@ class UseSites:
             named = self.classes.intersection(_WORD.findall(text))
             if named and (self.factories or _calls_one_of(text, named)):
                 return True
+            if named and " as " in text:
+                renamed = {m.group(2) for m in _IMPORTED_AS.finditer(text) if m.group(1) in named}
+                if renamed and _calls_one_of(text, renamed):
+                    return True  # `from m import Event as E` ... `E(type=...)`
         if _COMPARED.search(text) is None:
             return False
         return not self.attributes.isdisjoint(

@@ -50,7 +50,25 @@ rely on:
   and hands it to the wrapped session's ``replace_items``, so a ``CompactingSession`` over
   this wrapper compacts atomically too; over a session without it, it raises
   ``NotImplementedError`` before writing anything.
-- **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too.
+- **A cache of decrypted items, in this process.** A conversation reads the same history
+  every turn, so each wrapper keeps, in memory, the plaintext of the items it wrote or
+  decrypted, keyed by the envelope exactly as stored (its text, or, from a store that
+  returns decoded envelopes, its ciphertext together with its key id and write time):
+  unique per write (a random nonce), so a changed envelope is decrypted again and fails.
+  A cached item is still checked against ``ttl`` at every read, each read returns fresh
+  objects (a copy, never the cached dict), ``limit``, ``pop_item``, ``clear_session``
+  and rotation mean what they mean without it (the store is read every time: the cache
+  only spares decryptions). It holds plaintext in the memory of the process that holds
+  the key anyway, never on disk; ``cache_bytes`` bounds it (about that many characters
+  of envelopes and plaintext, default :data:`DEFAULT_CACHE_BYTES`, oldest entries
+  dropped first), ``cache_bytes=0`` turns it off, ``clear_session`` and ``close()``
+  empty it.
+- **Reads through the EncodedRead capability.** Over a session that has it
+  (:class:`~agent_sessions.protocol.EncodedRead`: ``SQLiteSession``), envelopes are read
+  as their stored text, so that a cached one is not decoded at all; over any other
+  session the wrapper reads decoded envelopes, as before.
+- **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too (and
+  empties the cache).
 
 ``cryptography`` is an optional dependency: ``pip install "agent-sessions[encryption]"``.
 """
@@ -67,13 +85,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeAlias, cast
 
-from ._json import _scan_once, decode_item, decode_items, encode_items
+from ._json import _scan_once, decode_item, encode_items
 from .base import MAX_INT64, GivenSettings
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
     EncodedAppend,
+    EncodedRead,
     Item,
     ReplacingSession,
     Session,
@@ -93,7 +112,13 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
         '[encryption]"'
     ) from exc
 
-__all__ = ["ENVELOPE_FORMAT", "EncryptedSession", "UnreadableItemError", "generate_key"]
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "ENVELOPE_FORMAT",
+    "EncryptedSession",
+    "UnreadableItemError",
+    "generate_key",
+]
 
 logger = logging.getLogger("agent_sessions")
 
@@ -111,6 +136,18 @@ _a2b_base64: Final = binascii.a2b_base64
 # An envelope's JSON text up to its data (then the data, then '"}'), as encode_items
 # writes the dict: {"__enc__": ENVELOPE_FORMAT, "kid": ..., "at": ..., "data": ...}.
 _ENVELOPE_TEXT_HEAD: Final = '{"__enc__":"' + ENVELOPE_FORMAT + '","kid":"%s","at":%d,"data":"'
+
+DEFAULT_CACHE_BYTES: Final = 4 * 2**20
+"""``cache_bytes=``'s default: the plaintext cache of one wrapper holds about this many
+characters of stored envelopes and their plaintext JSON (4 MiB), oldest entries dropped
+first."""
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_CacheEntry: TypeAlias = "tuple[int, str, Item | tuple[str] | str, int]"
+"""A cache entry: write time (ms), key id, the plaintext and the entry's size in
+characters. The plaintext is a copy of a flat item (its values all immutable scalars: a
+shallow copy is a whole fresh item), ``(JSON text,)`` for any other item, or the JSON
+text of an item ``add_items`` wrote and no read has decoded yet."""
 
 # Why an item was skipped; the first two are removed by pop_item, the last two kept.
 _EXPIRED, _TAMPERED = "expired", "tampered or corrupt"
@@ -136,7 +173,9 @@ class EncryptedSession(SessionABC):
     Give exactly one of ``key`` (a master key) or ``keys`` (newest first: writes use the
     first, reads any). ``clock`` returns the current time in seconds (default
     ``time.time``). ``session_settings`` defaults to the wrapped session's; their ``limit``
-    counts readable items.
+    counts readable items. ``cache_bytes`` sizes the in-process cache of decrypted
+    items (about that many characters; ``0`` turns it off): see the module's
+    documentation.
     """
 
     def __init__(
@@ -148,9 +187,11 @@ class EncryptedSession(SessionABC):
         ttl: float | None = None,
         clock: Callable[[], float] = time.time,
         session_settings: SessionSettings | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"EncryptedSession wraps a Session, got {type(session).__name__}")
+        self.cache_bytes = _check_cache_bytes(cache_bytes)
         self.session_id = validate_session_id(session.session_id)
         self.session = session
         self._given = GivenSettings(session_settings)
@@ -163,6 +204,13 @@ class EncryptedSession(SessionABC):
         self._add_encoded = (
             session.add_encoded_items if isinstance(session, EncodedAppend) else None
         )
+        # Its EncodedRead capability: envelopes read as their stored text, which keys the
+        # cache and is parsed here, not decoded as JSON by the store.
+        self._get_encoded = session.get_encoded_items if isinstance(session, EncodedRead) else None
+        # Stored text (or, read as dicts, the envelope's data) -> _CacheEntry, in the
+        # order written; _cache_chars is the sum of their sizes.
+        self._cache: dict[str, _CacheEntry] = {}
+        self._cache_chars = 0
         self._closed = False
 
     @property
@@ -187,22 +235,30 @@ class EncryptedSession(SessionABC):
         wanted = self._effective_limit(limit)
         if wanted == 0:
             return []
-        skipped: Counter[str] = Counter()
-        if wanted is None or wanted >= MAX_INT64:
-            items = self._open_all(await self.session.get_items(MAX_INT64), skipped)
-        else:
-            window = wanted
-            seen: dict[str, str] | None = None
-            while True:
+        cache = self._cache if self.cache_bytes else None
+        window = wanted = MAX_INT64 if wanted is None or wanted >= MAX_INT64 else wanted
+        while True:
+            skipped: dict[str, int] = {}
+            oldest = self._oldest_live()
+            if self._get_encoded is not None:
+                texts = await self._get_encoded(window)
+                items, corrupt = self._open_texts(texts, skipped, cache, oldest)
+                returned = len(texts) - corrupt  # corrupt rows count as a store skips them
+            else:
                 stored = await self.session.get_items(window)
-                skipped = Counter()
-                items = self._open_all(stored, skipped, seen)
-                if len(items) >= wanted or len(stored) < window or window >= MAX_INT64:
-                    break
-                # Too few readable items: a wider window, which holds this one's items again.
-                window, seen = min(window * 2, MAX_INT64), {} if seen is None else seen
+                items, returned = self._open_envelopes(stored, skipped, cache, oldest), len(stored)
+            if self._cache_chars > self.cache_bytes:
+                self._evict()
+            if len(items) >= wanted or returned < window or window >= MAX_INT64:
+                break
+            # Too few readable items: a wider window, which holds this one's items again
+            # (without the cache, a scratch one spares them a second decryption).
+            window = min(window * 2, MAX_INT64)
+            cache = {} if cache is None else cache
+        if len(items) > wanted:
             items = items[-wanted:]
-        self._warn(skipped, "get_items skipped")
+        if skipped:
+            self._warn(skipped, "get_items skipped")
         return items
 
     async def add_items(self, items: list[Item]) -> None:
@@ -213,9 +269,15 @@ class EncryptedSession(SessionABC):
         if encoded:
             at = int(self._clock() * 1000)
             if self._add_encoded is not None:  # the envelopes' JSON, written once
-                await self._add_encoded(self._keys[0].seal_texts(encoded, at))
+                texts = self._keys[0].seal_texts(encoded, at)
+                await self._add_encoded(texts)
+                if self.cache_bytes:
+                    self._remember(texts, encoded, at)
             else:
-                await self.session.add_items(self._keys[0].seal(encoded, at))
+                envelopes = self._keys[0].seal(encoded, at)
+                await self.session.add_items(envelopes)
+                if self.cache_bytes:
+                    self._remember([e["data"] for e in envelopes], encoded, at)
 
     async def replace_items(self, items: list[Item]) -> None:
         """Make ``items`` (encrypted) the whole history in one atomic step, through the
@@ -257,8 +319,9 @@ class EncryptedSession(SessionABC):
             self._warn(skipped, "pop_item removed")
 
     async def clear_session(self) -> None:
-        """Remove every item of the wrapped session."""
+        """Remove every item of the wrapped session (and empty the cache)."""
         self._check_open()
+        self._drop_cache()
         await self.session.clear_session()
 
     async def close(self) -> None:
@@ -266,6 +329,7 @@ class EncryptedSession(SessionABC):
         if self._closed:
             return
         self._closed = True
+        self._drop_cache()
         close = getattr(self.session, "close", None)
         if callable(close):
             result = close()
@@ -278,87 +342,191 @@ class EncryptedSession(SessionABC):
         if self._closed:
             raise SessionClosedError(f"EncryptedSession {self.session_id!r} is closed")
 
-    def _open_all(
-        self, stored: list[Item], skipped: Counter[str], seen: dict[str, str] | None = None
-    ) -> list[Item]:
-        """The readable items of ``stored`` (fresh dicts), in order; reasons for the others
-        counted in ``skipped``. ``seen`` (ciphertext -> plaintext or reason) spares the
-        windows of one read from decrypting an item twice, and decides its expiry once.
+    def _open_texts(
+        self,
+        texts: list[str],
+        skipped: dict[str, int],
+        cache: dict[str, _CacheEntry] | None,
+        oldest: float | None,
+    ) -> tuple[list[Item], int]:
+        """The readable items of the stored ``texts`` (fresh dicts), in order, and how many
+        texts were not JSON objects (rows a store's ``get_items`` skips: the same warning
+        is given here); reasons for the others counted in ``skipped``.
 
-        The hot path of every read: one loop with the common case (an envelope of this
-        module, a key this session holds, not expired) inlined, the associated data built
-        once per write time, and the plaintext decoded as it is decrypted. Anything else
-        takes :meth:`_plaintext`, which says why it cannot be returned."""
-        oldest = self._oldest_live()
-        if seen is not None:
-            return self._open_all_seen(stored, skipped, seen, oldest)
-        by_id = self._by_id
+        The hot path of every read: a text seen before (written or read by this wrapper)
+        is looked up in ``cache``, and only its expiry is decided again; any other one is
+        decoded (as the store would have) and opened by :meth:`_open_miss`."""
         items: list[Item] = []
-        last_key: _SessionKey | None = None
-        last_at = -1
-        associated = b""
-        for envelope in stored:
-            at, data = envelope.get("at"), envelope.get("data")
-            key_id = envelope.get("kid")
-            session_key = by_id.get(key_id) if type(key_id) is str else None
-            if (
-                session_key is not None
-                and type(at) is int
-                and type(data) is str
-                and (oldest is None or at >= oldest)
-                and envelope.get("__enc__") == ENVELOPE_FORMAT
-            ):
-                if at != last_at or session_key is not last_key:
-                    associated = b"%s%d%s" % (session_key.aad_head, at, session_key.aad_tail)
-                    last_key, last_at = session_key, at
-                try:
-                    raw = _a2b_base64(data)
-                    text = session_key.cipher.decrypt(
-                        raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated
-                    ).decode("utf-8")
-                except (binascii.Error, ValueError, InvalidTag):
-                    skipped[_TAMPERED] += 1
+        corrupt = 0
+        for text in texts:
+            entry = cache.get(text) if cache is not None else None
+            if entry is not None:
+                if oldest is not None and entry[0] < oldest:
+                    skipped[_EXPIRED] = skipped.get(_EXPIRED, 0) + 1
                     continue
-                try:
-                    value, end = _scan_once(text, 0)
-                except (StopIteration, ValueError, RecursionError):
-                    end = -1
-                if end == len(text) and type(value) is dict:
-                    items.append(value)
-                    continue
-                item = decode_item(text, where=self._where(0))  # warns, or a deep item
-                if item is not None:
-                    items.append(item)
+                plain = entry[2]
+                if isinstance(plain, dict):
+                    items.append(plain.copy())
+                elif isinstance(plain, tuple):
+                    try:
+                        items.append(_scan_once(plain[0], 0)[0])  # decoded before: an object
+                    except RecursionError:  # a deep caller: _thaw decodes on a fresh stack
+                        items.append(self._thaw(text, entry))
+                else:
+                    items.append(self._thaw(text, entry))
                 continue
-            text = self._plaintext(envelope, oldest)
-            if not text.startswith("{"):  # a reason: every plaintext is a JSON object
-                skipped[text] += 1
-            elif (item := decode_item(text, where=self._where(0))) is not None:
+            try:
+                envelope, end = _scan_once(text, 0)
+            except (StopIteration, ValueError, RecursionError):
+                end = -1
+            if end != len(text) or type(envelope) is not dict:
+                envelope = decode_item(text, where=self._where(0))  # warns, or a deep one
+                if envelope is None:
+                    corrupt += 1
+                    continue
+            item = self._open_miss(envelope, text, skipped, cache, oldest)
+            if item is not None:
+                items.append(item)
+        return items, corrupt
+
+    def _open_envelopes(
+        self,
+        stored: list[Item],
+        skipped: dict[str, int],
+        cache: dict[str, _CacheEntry] | None,
+        oldest: float | None,
+    ) -> list[Item]:
+        """:meth:`_open_texts` for envelopes a store decoded: the cache is keyed by their
+        ``data`` (nonce and ciphertext), and a hit counts only if the envelope's key id
+        and write time are the ones that data was decrypted with."""
+        items: list[Item] = []
+        for envelope in stored:
+            data = envelope.get("data")
+            entry = cache.get(data) if cache is not None and type(data) is str else None
+            if entry is not None:
+                at = envelope.get("at")
+                if (
+                    type(at) is int
+                    and at == entry[0]
+                    and envelope.get("kid") == entry[1]
+                    and envelope.get("__enc__") == ENVELOPE_FORMAT
+                ):
+                    if oldest is not None and at < oldest:
+                        skipped[_EXPIRED] = skipped.get(_EXPIRED, 0) + 1
+                        continue
+                    plain = entry[2]
+                    if isinstance(plain, dict):
+                        items.append(plain.copy())
+                    else:
+                        items.append(self._thaw(cast(str, data), entry))
+                    continue
+            item = self._open_miss(envelope, data, skipped, cache, oldest)
+            if item is not None:
                 items.append(item)
         return items
 
-    def _open_all_seen(
+    def _open_miss(
         self,
-        stored: list[Item],
-        skipped: Counter[str],
-        seen: dict[str, str],
+        envelope: Item,
+        cache_key: object,
+        skipped: dict[str, int],
+        cache: dict[str, _CacheEntry] | None,
         oldest: float | None,
-    ) -> list[Item]:
-        """:meth:`_open_all` for a widened window: items already opened are looked up."""
-        texts: list[str] = []
-        for envelope in stored:
-            data = envelope.get("data")
-            if type(data) is str:
-                text = seen.get(data)
-                if text is None:
-                    text = seen[data] = self._plaintext(envelope, oldest)
-            else:
-                text = self._plaintext(envelope, oldest)
-            if text.startswith("{"):  # else a reason: every plaintext is a JSON object
-                texts.append(text)
-            else:
-                skipped[text] += 1
-        return decode_items(enumerate(texts), where=self._where)
+    ) -> Item | None:
+        """The item inside ``envelope`` (a fresh dict), remembered in ``cache`` under
+        ``cache_key``; or ``None``, its reason counted in ``skipped``. The common case (an
+        envelope of this module, a key this session holds, not expired) is decided here;
+        anything else takes :meth:`_plaintext`, which says why it cannot be returned."""
+        at, data, key_id = envelope.get("at"), envelope.get("data"), envelope.get("kid")
+        session_key = self._by_id.get(key_id) if type(key_id) is str else None
+        if (
+            session_key is not None
+            and type(at) is int
+            and type(data) is str
+            and (oldest is None or at >= oldest)
+            and envelope.get("__enc__") == ENVELOPE_FORMAT
+        ):
+            try:
+                raw = _a2b_base64(data)
+                plaintext = session_key.cipher.decrypt(
+                    raw[:_NONCE_BYTES],
+                    raw[_NONCE_BYTES:],
+                    b"%s%d%s" % (session_key.aad_head, at, session_key.aad_tail),
+                ).decode("utf-8")
+            except (binascii.Error, ValueError, InvalidTag):
+                plaintext = _TAMPERED
+        else:
+            plaintext = self._plaintext(envelope, oldest)
+        if not plaintext.startswith("{"):  # a reason: every plaintext is a JSON object
+            skipped[plaintext] = skipped.get(plaintext, 0) + 1
+            return None
+        try:
+            item, end = _scan_once(plaintext, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end != len(plaintext) or type(item) is not dict:
+            return decode_item(plaintext, where=self._where(0))  # warns, or a deep item
+        if cache is not None and type(cache_key) is str:
+            size = len(cache_key) + len(plaintext)
+            if cache is not self._cache:
+                cache[cache_key] = (envelope["at"], envelope["kid"], (plaintext,), size)
+            elif size <= self.cache_bytes:
+                value = item.copy() if _flat(item) else (plaintext,)
+                cache[cache_key] = (envelope["at"], envelope["kid"], value, size)
+                self._cache_chars += size
+        return item
+
+    def _thaw(self, key: str, entry: _CacheEntry) -> Item:
+        """A fresh item from a cache entry holding JSON text: ``(text,)`` for an item
+        known to be nested, else a text written by ``add_items`` and not read since,
+        whose entry then becomes a copy of the item if it is flat."""
+        plain = entry[2]
+        text = plain[0] if isinstance(plain, tuple) else plain
+        assert isinstance(text, str)
+        try:
+            item: Item = _scan_once(text, 0)[0]  # decoded once already: an object
+        except RecursionError:  # a deep caller: decode_item decodes on an empty stack
+            found = decode_item(text, where=self._where(0))
+            assert found is not None
+            return found
+        if isinstance(plain, str) and key in self._cache:  # a text add_items wrote
+            self._cache[key] = (
+                entry[0],
+                entry[1],
+                item.copy() if _flat(item) else (text,),
+                entry[3],
+            )
+        return item
+
+    def _remember(self, keys: list[str], encoded: list[str], at: int) -> None:
+        """Cache what was just written: ``keys[i]`` holds ``encoded[i]``, an item's JSON
+        (kept as text: its first read decides whether to keep a copy of the item)."""
+        cache, key_id, limit, added = self._cache, self._keys[0].key_id, self.cache_bytes, 0
+        for key, text in zip(keys, encoded, strict=True):
+            size = len(key) + len(text)
+            if size <= limit:
+                cache[key] = (at, key_id, text, size)
+                added += size
+        self._cache_chars += added
+        if self._cache_chars > limit:
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop the oldest entries until the cache holds at most 3/4 of ``cache_bytes``
+        (in one pass: dropping from the front one at a time is quadratic in a dict)."""
+        target, chars, doomed = self.cache_bytes * 3 // 4, self._cache_chars, []
+        for key, entry in self._cache.items():
+            if chars <= target:
+                break
+            chars -= entry[3]
+            doomed.append(key)
+        for key in doomed:
+            del self._cache[key]
+        self._cache_chars = chars
+
+    def _drop_cache(self) -> None:
+        self._cache = {}
+        self._cache_chars = 0
 
     def _open(self, envelope: Item) -> Item | str:
         """The item inside ``envelope`` (a fresh dict), or the reason it cannot be returned."""
@@ -392,7 +560,7 @@ class EncryptedSession(SessionABC):
     def _where(self, _: object) -> str:
         return f"encrypted session {self.session_id!r}"
 
-    def _warn(self, skipped: Counter[str], call: str) -> None:
+    def _warn(self, skipped: Counter[str] | dict[str, int], call: str) -> None:
         counts = [f"{count} {reason}" for reason, count in sorted(skipped.items()) if count]
         if counts:
             logger.warning(
@@ -466,6 +634,23 @@ class _SessionKey:
             return plain.decode("utf-8")
         except (binascii.Error, ValueError, InvalidTag):
             return None
+
+
+def _flat(item: Item) -> bool:
+    """Whether every value of ``item`` is an immutable scalar: a shallow copy is then a
+    whole fresh item."""
+    for value in item.values():  # noqa: SIM110 - a loop: all() of a generator is slower
+        if type(value) not in _SCALARS:
+            return False
+    return True
+
+
+def _check_cache_bytes(cache_bytes: object) -> int:
+    if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int):
+        raise TypeError(f"cache_bytes must be an int >= 0, got {type(cache_bytes).__name__}")
+    if cache_bytes < 0:
+        raise SessionConfigError(f"cache_bytes must be >= 0 (0: no cache), got {cache_bytes}")
+    return cache_bytes
 
 
 def _masters(key: str | bytes | None, keys: Sequence[str | bytes] | None) -> list[bytes]:

@@ -27,6 +27,7 @@ from .errors import (
 
 __all__ = [
     "EncodedAppend",
+    "EncodedRead",
     "InvalidItemError",
     "InvalidSessionIdError",
     "Item",
@@ -223,6 +224,23 @@ class EncodedAppend(Protocol):
 
     async def add_encoded_items(self, encoded: list[str]) -> None:
         """Append the items whose JSON text ``encoded`` holds, as one atomic batch."""
+        ...
+
+
+@runtime_checkable
+class EncodedRead(Protocol):
+    """An optional capability of a session, for wrappers that decode what they stored
+    themselves (:class:`~agent_sessions.encrypted.EncryptedSession`'s envelopes):
+    ``get_encoded_items(limit)`` returns the latest ``limit`` items as the text stored for
+    them, oldest first, exactly as ``get_items`` would have read them but not decoded.
+    ``limit`` means what it means for ``get_items`` (``None``: ``session_settings.limit``,
+    then every item). A row that is not UTF-8 is skipped with a warning; the text of a row
+    written by something else may be anything, so the caller checks each text and skips
+    what is not a JSON object as ``get_items`` does, counting it towards the limit.
+    :class:`~agent_sessions.SQLiteSession` has it; a wrapper must work without it."""
+
+    async def get_encoded_items(self, limit: int | None = None) -> list[str]:
+        """The latest ``limit`` items' stored text, oldest first, not decoded."""
         ...
 
 

@@ -53,7 +53,7 @@ from itertools import repeat
 from typing import Any, Final, NamedTuple, TypeVar
 
 from ._json import decode_item, decode_items
-from .base import BaseSession, BaseStore, Release
+from .base import MAX_INT64, BaseSession, BaseStore, Release
 from .errors import (
     BackendDatabaseMissingError,
     BackendTimeoutError,
@@ -209,6 +209,13 @@ class SQLiteStore(BaseStore):
         return await self._run(
             partial(self._read, session_id, limit, _INLINE_ROWS),
             in_worker=partial(self._read, session_id, limit, None),
+        )
+
+    async def _get_encoded_items(self, session_id: str, limit: int | None) -> list[str]:
+        """:meth:`_get_items`'s rows as their text, not decoded (``get_encoded_items``)."""
+        return await self._run(
+            partial(self._read_texts, session_id, limit, _INLINE_ROWS),
+            in_worker=partial(self._read_texts, session_id, limit, None),
         )
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
@@ -524,6 +531,27 @@ class SQLiteStore(BaseStore):
         rows = self._select(session_id, limit, at_most, connection)
         return decode_items(rows, where=partial(self._where, session_id))
 
+    def _read_texts(
+        self,
+        session_id: str,
+        limit: int | None,
+        at_most: int | None,
+        connection: sqlite3.Connection,
+    ) -> list[str]:
+        """The rows of ``get_items(limit)`` as text; a row stored as bytes that are not
+        UTF-8 is skipped with the warning :func:`decode_item` gives it."""
+        rows = self._select(session_id, limit, at_most, connection)
+        texts: list[str] = []
+        for row_id, raw in rows:
+            if isinstance(raw, str):
+                texts.append(raw)
+                continue
+            try:
+                texts.append(raw.decode("utf-8"))
+            except (UnicodeDecodeError, AttributeError):
+                decode_item(raw, where=self._where(session_id, row_id))  # warns
+        return texts
+
     def _select(
         self,
         session_id: str,
@@ -659,6 +687,19 @@ class SQLiteSession(BaseSession[SQLiteStore]):
             session_settings=session_settings,
         )
         self.db_path: str | os.PathLike[str] = db_path if store is None else store.db_path
+
+    async def get_encoded_items(self, limit: int | None = None) -> list[str]:
+        """The latest ``limit`` items (default ``session_settings.limit``, else all) as the
+        JSON text stored for them, oldest first, not decoded (the
+        :class:`~agent_sessions.protocol.EncodedRead` capability, for wrappers that decode
+        their own text: ``EncryptedSession``). A row written by something else may hold
+        any text; one stored as bytes that are not UTF-8 is skipped with a warning."""
+        self._check_open()
+        limit = self._effective_limit(limit)
+        if limit == 0:
+            return []
+        everything = limit is None or limit > MAX_INT64
+        return await self.store._get_encoded_items(self.session_id, None if everything else limit)
 
 
 def _custom_sdk_tables(sessions_table: object, messages_table: object) -> list[str]:

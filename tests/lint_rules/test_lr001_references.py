@@ -664,3 +664,81 @@ def test_keys_read_in_another_module_from_forwarded_options_are_findings(tmp_pat
     assert found == ["app.py:3:30", "pkg/formatter.py:2:36", "pkg/formatter.py:6:40"], check.out
     assert "read from `**options` of `format`" in check.out
     assert "3 occurrences not known to be the target's" in check.out
+
+
+_HELD_MODULE = '''
+    import textwrap
+    import types
+
+    from pkg import validate_arguments
+
+
+    def create_module(source):
+        module = types.ModuleType("held")
+        exec(textwrap.dedent(source), module.__dict__)
+        return module
+
+
+    HELD = create_module(
+        """
+        from pkg import validate_arguments
+
+        @validate_arguments
+        def foo(a):
+            return a * 2
+        """
+    )
+    NAMES = ["validate_arguments", "use validate_arguments here"]
+    print(HELD.foo(2), validate_arguments(len)("ab"))
+    '''
+
+
+def test_python_source_held_in_a_string_withholds_the_rename(tmp_path: Path) -> None:
+    """pydantic 1.10's shape (issue 21): its tests build modules from strings of Python
+    source (``create_module('from pydantic import validate_arguments ...')``), which no
+    reference engine reads. Renaming the function and not the string breaks them, so the
+    string's spellings are unknown sites: the safe rename is withheld, each is reported,
+    and after ``--unsafe-fixes`` (the code renamed) they still are, never left stale in
+    silence. A string that is only the name, or prose, is left alone."""
+    root = _project(
+        tmp_path,
+        {"pkg.decorator:validate_arguments": "validate_call"},
+        {
+            "pkg/__init__.py": """
+                from pkg.decorator import validate_arguments
+
+                __all__ = ["validate_arguments"]
+                """,
+            "pkg/decorator.py": """
+                def validate_arguments(function):
+                    return function
+                """,
+            "use.py": _HELD_MODULE,
+        },
+    )
+    before = _texts(root)
+    assert _python(root, "import use") == "4 2"
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 1, fixed.out
+    assert _texts(root) == before  # withheld: not one site renamed
+    reason = "Python source in a string names the target"
+    held = [line for line in fixed.out.splitlines() if reason in line]
+    assert [line.split(": LR001")[0] for line in held] == ["use.py:15:21", "use.py:17:6"]
+    assert "1 rename withheld" in fixed.out
+    assert _python(root, "import use") == "4 2"
+
+    unsafe = _lint(root, "fix", "--unsafe-fixes")
+
+    assert unsafe.code == 1, unsafe.out
+    texts = _texts(root)
+    assert "def validate_call(function):" in texts["pkg/decorator.py"]
+    assert "from pkg import validate_call\n" in texts["use.py"]
+    assert '"validate_arguments", "use validate_arguments here"' in texts["use.py"]
+    after = _lint(root, "check")
+    assert [line.split(": LR001")[0] for line in after.out.splitlines() if "LR001" in line] == [
+        "use.py:15:21",
+        "use.py:17:6",
+    ]
+    assert reason in after.out

@@ -8,7 +8,6 @@ class in its own module, the union in another that imports them.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,13 +15,18 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.analysis.declarations import literal_values
-from lint_rules.engine.checker import Checker
-from lint_rules.rule import ConfigError, Finding
+from lint_rules.rule import ConfigError
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
 
 if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import check_literals as _check
+    from tests.lint_rules.project_fixtures import configure_literals, write_files
+    from tests.lint_rules.project_fixtures import typo as _typo
     from tests.lint_rules.rule_fixtures import Lint
 else:
+    from project_fixtures import check_literals as _check
+    from project_fixtures import configure_literals, write_files
+    from project_fixtures import typo as _typo
     from rule_fixtures import Lint
 
 SDK = {
@@ -88,6 +92,12 @@ SDK = {
             def __init__(self, discriminator: str) -> None: ...
 
         StreamEvent = Annotated[Union[ItemEvent, RawEvent], PropertyInfo(discriminator="type")]
+        __all__ = ["ItemEvent", "PropertyInfo", "RawEvent", "StreamEvent"]
+    """,
+    # mcp's `mcp.types`: a mirror of another package's namespace, by a star import
+    "sdk/wire.py": """
+        from sdk.stream import *
+        from sdk.stream import __all__ as __all__
     """,
 }
 
@@ -98,25 +108,7 @@ ITEMS = {"ItemEvent.name": "sdk.items:ItemEvent.name"}
 
 @pytest.fixture
 def sdk(project: Path) -> Path:
-    for name, text in SDK.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return project
-
-
-def _check(source: str, literals: Mapping[str, object]) -> list[tuple[int, str]]:
-    rule = UnknownLiteralRule({"literals": dict(literals)})
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(source))
-    return [(f.line, f.message) for f in sorted(findings, key=_position)]
-
-
-def _position(finding: Finding) -> tuple[int, int]:
-    return finding.line, finding.column
-
-
-def _typo(value: str, field: str, meant: str) -> str:
-    return f"{value!r} is not a value of `{field}`; did you mean {meant!r}?"
+    return write_files(project, SDK)
 
 
 SKIPPING = _typo("skipping", "Finished.outcome", "skipped")
@@ -182,6 +174,41 @@ SHAPES = [
         2,
         _typo("tool_cal", "ItemEvent.name", "tool_called"),
         "def on(event: StreamEvents) -> bool:\n    return event.name == 'tool_cal'\n",
+    ),
+    (
+        "a union re-exported by a star import, imported under another name",
+        ITEMS,
+        "from sdk.wire import StreamEvent as Event\n"
+        "def on(event: Event) -> bool:\n    return event.name == 'tool_cal'\n",
+        3,
+        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        "from sdk.wire import StreamEvents as Event\n"
+        "def on(event: Event) -> bool:\n    return event.name == 'tool_cal'\n",
+    ),
+    (
+        "a member imported under another name",
+        ITEMS,
+        "from sdk.items import ItemEvent as Item\n"
+        "def on(event: Item) -> bool:\n    return event.name == 'tool_cal'\n",
+        3,
+        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        # the configured class's name given to something else
+        "from elsewhere import Other as ItemEvent\n"
+        "def on(event: ItemEvent) -> bool:\n    return event.name == 'tool_cal'\n",
+    ),
+    (
+        "a union imported under another name in a function",
+        ITEMS,
+        "def on(event: object) -> bool:\n"
+        "    from sdk.stream import StreamEvent as Event\n"
+        "    assert isinstance(event, Event)\n"
+        "    return event.name == 'tool_cal'\n",
+        4,
+        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        "def on(event: object) -> bool:\n"
+        "    from sdk.stream import StreamEvents as Event\n"
+        "    assert isinstance(event, Event)\n"
+        "    return event.name == 'tool_cal'\n",
     ),
     (
         "imported members: the union's field of one member",
@@ -252,12 +279,7 @@ FACTORY_SOURCE = """
 
 
 def test_configured_factories_check_the_class_keywords(sdk: Path) -> None:
-    rule = UnknownLiteralRule(
-        {"literals": dict(ITEMS), "literal-factories": ["build", "model_construct"]}
-    )
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(FACTORY_SOURCE))
-
-    assert sorted((f.line, f.message) for f in findings) == [
+    assert _check(FACTORY_SOURCE, ITEMS, ["build", "model_construct"]) == [
         (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (4, 5, 6)
     ]
 
@@ -273,9 +295,10 @@ def test_bad_factories_are_a_configuration_error(sdk: Path, value: object) -> No
 
 
 def test_factories_from_pyproject(sdk: Path, lint: Lint) -> None:
-    (sdk / "pyproject.toml").write_text(
-        '[tool.lint_rules]\nselect = ["LR002"]\nliteral-factories = ["build"]\n\n'
-        '[tool.lint_rules.literals]\n"ItemEvent.name" = "sdk.items:ItemEvent.name"\n'
+    configure_literals(
+        sdk,
+        '"ItemEvent.name" = "sdk.items:ItemEvent.name"',
+        settings='literal-factories = ["build"]\n',
     )
     (sdk / "use.py").write_text(
         "from sdk.items import ItemEvent\nbuild(ItemEvent, name='tool_cal')\n"
@@ -286,3 +309,29 @@ def test_factories_from_pyproject(sdk: Path, lint: Lint) -> None:
     assert outcome.out.splitlines()[0] == (
         "use.py:2:23: LR002 [~] " + _typo("tool_cal", "ItemEvent.name", "tool_called")
     )
+
+
+RENAMED_CLASS_SOURCE = """
+    from elsewhere import Other as ItemEvent
+    from sdk.items import ItemEvent as Item
+
+    first = Item(name="tool_cal")
+    second = build(Item, name="tool_cal")
+    match first:
+        case Item(name="tool_cal"):
+            pass
+        case ItemEvent(name="tool_cal"):
+            pass
+    fine = ItemEvent(name="tool_cal"), build(ItemEvent, name="tool_cal")
+"""
+
+
+def test_a_class_imported_under_another_name_checks_its_keywords(sdk: Path) -> None:
+    # `Item` is the configured `ItemEvent`; the `ItemEvent` of this file is another class.
+    assert _check(RENAMED_CLASS_SOURCE, ITEMS, ["build"]) == [
+        (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (5, 6, 8)
+    ]
+    # without a factory configured, the constructor call alone still admits the file
+    assert _check(RENAMED_CLASS_SOURCE.replace("build(Item", "other(Item"), ITEMS) == [
+        (line, _typo("tool_cal", "ItemEvent.name", "tool_called")) for line in (5, 8)
+    ]

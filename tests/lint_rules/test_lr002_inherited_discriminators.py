@@ -4,15 +4,18 @@ of its own, its base does; the union's allowed values hold the inherited one."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.engine.checker import Checker
-from lint_rules.rule import Finding
-from lint_rules.rules.unknown_literal import UnknownLiteralRule
+if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import check_literals as _check
+    from tests.lint_rules.project_fixtures import write_files
+else:
+    from project_fixtures import check_literals as _check
+    from project_fixtures import write_files
 
 SDK = {
     "sdk/__init__.py": "",
@@ -111,21 +114,7 @@ TEXT_DELTA = {"TextDelta.type": "sdk.parsed:TextDelta.type"}
 
 @pytest.fixture
 def sdk(project: Path) -> Path:
-    for name, text in SDK.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return project
-
-
-def _check(source: str, literals: Mapping[str, object]) -> list[tuple[int, str]]:
-    rule = UnknownLiteralRule({"literals": dict(literals)})
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(source))
-    return [(f.line, f.message) for f in sorted(findings, key=_position)]
-
-
-def _position(finding: Finding) -> tuple[int, int]:
-    return finding.line, finding.column
+    return write_files(project, SDK)
 
 
 def _on(alias: str, value: str) -> str:

@@ -8,19 +8,19 @@ misspelt (with the right "did you mean") and silent on an unknown receiver.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.engine.checker import Checker
-from lint_rules.rules.unknown_literal import UnknownLiteralRule
-
 if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import check_literals, configure_literals, write_files
+    from tests.lint_rules.project_fixtures import typo as _typo
     from tests.lint_rules.rule_fixtures import Lint
 else:
+    from project_fixtures import check_literals, configure_literals, write_files
+    from project_fixtures import typo as _typo
     from rule_fixtures import Lint
 
 SDK = {
@@ -120,21 +120,11 @@ LITERALS = {
 
 @pytest.fixture
 def sdk(project: Path) -> Path:
-    for name, text in SDK.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return project
+    return write_files(project, SDK)
 
 
 def _check(source: str, literals: Mapping[str, object] = LITERALS) -> list[tuple[int, str]]:
-    rule = UnknownLiteralRule({"literals": dict(literals)})
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(source))
-    return sorted((f.line, f.message) for f in findings)
-
-
-def _typo(value: str, field: str, meant: str) -> str:
-    return f"{value!r} is not a value of `{field}`; did you mean {meant!r}?"
+    return sorted(check_literals(source, literals))  # several on a line: by message
 
 
 ACCEPTING = _typo("accepting", "ElicitResult.action", "accept")
@@ -429,10 +419,7 @@ def test_only_the_project_and_the_configured_packages_are_read(
     helper = "from sdk.types import CallToolResult\ndef fetch() -> CallToolResult: ...\n"
     (site / "vendor" / "__init__.py").write_text(helper)
     monkeypatch.syspath_prepend(str(site))
-    (sdk / "pyproject.toml").write_text(
-        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n'
-        '"TextContent.type" = "sdk.types:TextContent.type"\n'
-    )
+    configure_literals(sdk, '"TextContent.type" = "sdk.types:TextContent.type"')
     (sdk / "use.py").write_text(
         "from vendor import fetch\nfor c in fetch().content:\n    print(c.type == 'txt')\n"
     )

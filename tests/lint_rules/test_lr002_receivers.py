@@ -9,11 +9,16 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import configure_literals, literal_findings
+else:
+    from project_fixtures import configure_literals, literal_findings
+
 from lint_rules.analysis import receivers
-from lint_rules.engine.checker import Checker
 from lint_rules.rule import ConfigError, Finding
 from lint_rules.rules import unknown_literal
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
@@ -70,9 +75,7 @@ def events(project: Path) -> Path:
 
 
 def _check(source: str, literals: Mapping[str, object] = LITERALS) -> list[Finding]:
-    rule = UnknownLiteralRule({"literals": dict(literals)})
-    findings, _ = Checker([rule]).check(Path("use.py"), textwrap.dedent(source))
-    return sorted(findings, key=lambda finding: (finding.line, finding.column))
+    return literal_findings(source, literals)
 
 
 # (id, source with the misspelling on a known receiver, line of the finding,
@@ -651,9 +654,8 @@ def test_discriminator_needs_a_class_in_the_key(events: Path) -> None:
 
 
 def test_inline_table_from_pyproject_is_read(events: Path, lint: object) -> None:
-    (events / "pyproject.toml").write_text(
-        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n'
-        '"Plain.name" = { values = "events:Plain.name", producers = ["stream_plain"] }\n'
+    configure_literals(
+        events, '"Plain.name" = { values = "events:Plain.name", producers = ["stream_plain"] }'
     )
     (events / "use.py").write_text(
         "async def show(result):\n"

@@ -16,8 +16,10 @@ from lint_rules.rule import ConfigError
 from lint_rules.rules.unknown_literal import UnknownLiteralRule
 
 if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import configure_literals as _configure
     from tests.lint_rules.rule_fixtures import Lint
 else:
+    from project_fixtures import configure_literals as _configure
     from rule_fixtures import Lint
 
 SDK_FIELD = '"RunItemStreamEvent.name" = "agents.stream_events:RunItemStreamEvent.name"'
@@ -63,13 +65,6 @@ DECLARATIONS = """
 
 def _write(path: Path, source: str) -> None:
     path.write_text(textwrap.dedent(source), encoding="utf-8")
-
-
-def _configure(project: Path, *entries: str) -> None:
-    # LR002 alone: the fixtures hold misspellings on purpose, which LR004 would report too.
-    (project / "pyproject.toml").write_text(
-        '[tool.lint_rules]\nselect = ["LR002"]\n\n[tool.lint_rules.literals]\n' + "\n".join(entries)
-    )
 
 
 @pytest.fixture

@@ -8,15 +8,18 @@ accepts it; ``rejects.py`` assigns each reported class and mypy rejects exactly 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import lr003_messages as _findings
+    from tests.lint_rules.project_fixtures import mypy_strict, protocol_project, write
     from tests.lint_rules.rule_fixtures import Lint
 else:
+    from project_fixtures import lr003_messages as _findings
+    from project_fixtures import mypy_strict, protocol_project, write
     from rule_fixtures import Lint
 
 # Twin protocols: the same method names, one sync and one async.
@@ -263,26 +266,14 @@ TWINS = (
 )
 
 
-def _write(path: Path, source: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source), encoding="utf-8")
-
-
 @pytest.fixture
 def drivers(project: Path) -> Path:
-    (project / "pyproject.toml").write_text(CONFIG)
-    _write(project / "drivers.py", DRIVERS)
-    _write(project / "impl" / "__init__.py", "")
-    return project
-
-
-def _findings(output: str) -> list[str]:
-    return [line.split(" LR003 ", 1)[1] for line in output.splitlines()[:-1]]
+    return protocol_project(project, CONFIG, DRIVERS)
 
 
 @pytest.mark.parametrize("name", sorted(SILENT))
 def test_what_mypy_accepts_is_silent(drivers: Path, lint: Lint, name: str) -> None:
-    _write(drivers / "impl" / name, SILENT[name])
+    write(drivers / "impl" / name, SILENT[name])
 
     assert lint("check", "--no-cache").out == "All checks passed!\n"
 
@@ -290,25 +281,20 @@ def test_what_mypy_accepts_is_silent(drivers: Path, lint: Lint, name: str) -> No
 def test_mypy_strict_accepts_the_silent_shapes_and_rejects_the_reported_ones(
     drivers: Path,
 ) -> None:
-    from mypy import api
-
     for name, source in {**SILENT, **REPORTED}.items():
-        _write(drivers / "impl" / name, source)
-    _write(drivers / "checks.py", CHECKS)
-    _write(drivers / "rejects.py", REJECTS)
+        write(drivers / "impl" / name, source)
+    write(drivers / "checks.py", CHECKS)
+    write(drivers / "rejects.py", REJECTS)
 
-    stdout, stderr, _ = api.run(
-        ["--strict", "--no-error-summary", "--cache-dir", str(drivers / ".mypy"), "."]
-    )
+    errors, stderr = mypy_strict(drivers)
 
-    errors = [line for line in stdout.splitlines() if ": error: " in line]
     assert sorted({":".join(line.split(":")[:2]) for line in errors}) == sorted(REJECTED), stderr
 
 
 def test_class_matching_no_twin_is_reported_once_against_the_closest(
     drivers: Path, lint: Lint
 ) -> None:
-    _write(drivers / "impl" / "matches_none.py", REPORTED["matches_none.py"])
+    write(drivers / "impl" / "matches_none.py", REPORTED["matches_none.py"])
 
     outcome = lint("check", "--no-cache")
 
@@ -319,7 +305,7 @@ def test_class_matching_no_twin_is_reported_once_against_the_closest(
 
 
 def test_return_type_drift_is_reported(drivers: Path, lint: Lint) -> None:
-    _write(drivers / "impl" / "returns_bytes.py", REPORTED["returns_bytes.py"])
+    write(drivers / "impl" / "returns_bytes.py", REPORTED["returns_bytes.py"])
 
     assert _findings(lint("check", "--no-cache").out) == [
         "`Headless.screenshot` returns `bytes`, not `Screenshot`; the protocol "
@@ -344,7 +330,7 @@ def test_return_type_drift_is_reported(drivers: Path, lint: Lint) -> None:
 def test_a_parameter_kind_change_is_one_finding_naming_it(
     drivers: Path, lint: Lint, name: str, owner: str, changes: list[str]
 ) -> None:
-    _write(drivers / "impl" / name, REPORTED[name])
+    write(drivers / "impl" / name, REPORTED[name])
 
     assert _findings(lint("check", "--no-cache").out) == [
         f"`{owner}.click` {change}; the protocol `drivers.Driver` declares "
@@ -354,7 +340,7 @@ def test_a_parameter_kind_change_is_one_finding_naming_it(
 
 
 def test_coroutine_for_an_async_iterator_is_reported(drivers: Path, lint: Lint) -> None:
-    _write(drivers / "impl" / "coroutine_not_generator.py", REPORTED["coroutine_not_generator.py"])
+    write(drivers / "impl" / "coroutine_not_generator.py", REPORTED["coroutine_not_generator.py"])
 
     assert _findings(lint("check", "--no-cache").out) == [
         "`Brave.events` is a coroutine (`async def` without `yield`), the protocol's returns "
@@ -366,7 +352,7 @@ def test_coroutine_for_an_async_iterator_is_reported(drivers: Path, lint: Lint) 
 def test_conforming_to_a_base_protocol_does_not_excuse_drift_from_the_derived_one(
     drivers: Path, lint: Lint
 ) -> None:
-    _write(
+    write(
         drivers / "impl" / "booking.py",
         """
         class Booking:  # an AsyncPager, and an AsyncReader whose parameter was renamed
@@ -384,7 +370,7 @@ def test_conforming_to_a_base_protocol_does_not_excuse_drift_from_the_derived_on
 
 
 def test_sync_method_for_an_awaitable_is_reported(drivers: Path, lint: Lint) -> None:
-    _write(drivers / "impl" / "sync_result.py", REPORTED["sync_result.py"])
+    write(drivers / "impl" / "sync_result.py", REPORTED["sync_result.py"])
 
     assert _findings(lint("check", "--no-cache").out) == [
         "`Blocking.result` is not async; the protocol `drivers.Job` declares "
@@ -393,7 +379,7 @@ def test_sync_method_for_an_awaitable_is_reported(drivers: Path, lint: Lint) -> 
 
 
 def test_explicit_subclass_is_judged_against_its_protocol_alone(drivers: Path, lint: Lint) -> None:
-    _write(drivers / "impl" / "subclass.py", REPORTED["subclass.py"])
+    write(drivers / "impl" / "subclass.py", REPORTED["subclass.py"])
 
     assert _findings(lint("check", "--no-cache").out) == [
         "`Partial` misses `events`; the protocol `drivers.Driver` declares "
@@ -404,7 +390,7 @@ def test_explicit_subclass_is_judged_against_its_protocol_alone(drivers: Path, l
 def test_class_returned_where_the_protocol_is_annotated_is_an_implementation(
     drivers: Path, lint: Lint
 ) -> None:
-    _write(drivers / "impl" / "annotated.py", REPORTED["annotated.py"])
+    write(drivers / "impl" / "annotated.py", REPORTED["annotated.py"])
 
     assert [finding.split(";")[0] for finding in _findings(lint("check", "--no-cache").out)] == [
         "`Tiny` misses `screenshot`",
@@ -440,9 +426,9 @@ def test_class_assigned_or_passed_where_the_protocol_is_annotated_is_an_implemen
 def test_class_with_a_method_of_each_twin_protocol_shape_is_not_reported_twice(
     drivers: Path, lint: Lint
 ) -> None:
-    _write(drivers / "impl" / "sync_twin.py", SILENT["sync_twin.py"])
-    _write(drivers / "impl" / "async_twin.py", SILENT["async_twin.py"])
-    _write(drivers / "impl" / "matches_none.py", REPORTED["matches_none.py"])
+    write(drivers / "impl" / "sync_twin.py", SILENT["sync_twin.py"])
+    write(drivers / "impl" / "async_twin.py", SILENT["async_twin.py"])
+    write(drivers / "impl" / "matches_none.py", REPORTED["matches_none.py"])
 
     findings = _findings(lint("check", "--no-cache").out)
 
@@ -456,7 +442,7 @@ def test_protocols_probes_each_class_against_the_protocol_it_is_judged_against(
     # A sync class is not probed as the async twin, nor an async one as the sync twin.
     (drivers / "pyproject.toml").write_text("[tool.mypy]\nstrict = true\n" + CONFIG)
     for name, source in {**SILENT, **REPORTED}.items():
-        _write(drivers / "impl" / name, source)
+        write(drivers / "impl" / name, source)
 
     outcome = lint("protocols", "--no-daemon")
 

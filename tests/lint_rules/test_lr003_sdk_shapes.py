@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from tests.lint_rules.project_fixtures import lr003_messages, mypy_strict, protocol_project
+    from tests.lint_rules.project_fixtures import write as _write
     from tests.lint_rules.rule_fixtures import Lint
 else:
+    from project_fixtures import lr003_messages, mypy_strict, protocol_project
+    from project_fixtures import write as _write
     from rule_fixtures import Lint
 
 DRIVERS = """
@@ -60,21 +64,13 @@ RECORDER = """
 """
 
 
-def _write(path: Path, source: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source), encoding="utf-8")
-
-
 @pytest.fixture
 def drivers(project: Path) -> Path:
-    (project / "pyproject.toml").write_text(CONFIG)
-    _write(project / "drivers.py", DRIVERS)
-    _write(project / "impl" / "__init__.py", "")
-    return project
+    return protocol_project(project, CONFIG, DRIVERS)
 
 
 def _findings(output: str) -> list[str]:
-    return [line.split(" LR003 ", 1)[1].split(";")[0] for line in output.splitlines()[:-1]]
+    return [message.split(";")[0] for message in lr003_messages(output)]
 
 
 def _recorder(returns: str = "Screenshot", tail: str = "") -> str:
@@ -121,8 +117,6 @@ def test_the_aliased_return_type_or_its_target_is_silent(
 
 
 def test_mypy_agrees(drivers: Path) -> None:
-    from mypy import api
-
     _write(drivers / "impl" / "bad_spy.py", _recorder(tail=SPY))
     _write(drivers / "impl" / "good_spy.py", _recorder(tail=GOOD_SPY))
     _write(drivers / "impl" / "bad_return.py", _recorder(returns="bytes"))
@@ -131,9 +125,7 @@ def test_mypy_agrees(drivers: Path) -> None:
     _write(drivers / "probe_bad.py", probe.format("bad_spy"))
     _write(drivers / "probe_good.py", probe.format("good_spy"))
 
-    stdout, stderr, _ = api.run(
-        ["--strict", "--no-error-summary", "--cache-dir", str(drivers / ".mypy"), "."]
-    )
+    errors, stderr = mypy_strict(drivers)
 
-    files = sorted({line.split(":")[0] for line in stdout.splitlines() if ": error: " in line})
-    assert files == ["impl/bad_return.py", "impl/bad_spy.py", "probe_bad.py"], stdout + stderr
+    files = sorted({line.split(":")[0] for line in errors})
+    assert files == ["impl/bad_return.py", "impl/bad_spy.py", "probe_bad.py"], (errors, stderr)

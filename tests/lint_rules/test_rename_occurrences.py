@@ -92,3 +92,48 @@ def test_a_non_ascii_or_cr_text_is_walked_whole_with_the_same_answers(tmp_path: 
     assert _shapes(accented) == plain
     crlf = occurrences_of(path, SOURCE.replace("\n", "\r\n"), SPELLINGS)
     assert _shapes(crlf) == plain
+
+
+HELD_SOURCE = textwrap.dedent(
+    '''
+    import pytest
+
+    MODULE = """
+    from pkg import validate_arguments
+
+    @validate_arguments
+    def foo(a):
+        return a
+    """
+    CALLED = "validate_arguments(foo)(1)"
+    PATCHED = "pkg.decorator.validate_arguments"
+    NAME = "validate_arguments"
+    PROSE = "use validate_arguments here"
+    TEMPLATE = "{self.validate_arguments}"
+
+
+    @pytest.mark.parametrize("validate_arguments, other", [(1, 2)])
+    def test(validate_arguments, other):
+        return validate_arguments
+    '''
+).lstrip("\n")
+
+
+def test_python_source_in_a_string_that_names_the_spelling_is_an_occurrence(
+    tmp_path: Path,
+) -> None:
+    """pydantic's tests hold modules in strings (``create_module('from pydantic import
+    validate_arguments ...')``): no engine reads them, so each spelling there is a
+    ``source`` occurrence (an import, a call, an attribute, a decorator); a string that
+    is only the name, prose, a format template or a list of names (pytest's
+    ``parametrize``) names nothing."""
+    found = occurrences_of(tmp_path / "t.py", HELD_SOURCE, ["validate_arguments"])
+    sources = [o.start for o in found["validate_arguments"] if o.kind == "source"]
+    assert sources == [
+        Position(4, 16),  # the import in MODULE
+        Position(6, 1),  # its decorator
+        Position(10, 10),  # CALLED: a call
+        Position(11, 25),  # PATCHED: a dotted path
+    ]
+    kinds = sorted({o.kind for o in found["validate_arguments"]})
+    assert kinds == ["format", "name", "parameter", "source"]

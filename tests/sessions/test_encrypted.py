@@ -494,7 +494,8 @@ async def test_limit_counts_readable_items_past_many_unreadable_ones(
 
 
 class WindowRecordingSession(SQLiteSession):
-    """A real SQLite session that notes the limit of every read."""
+    """A real SQLite session that notes the limit of every read (of items, or of their
+    stored text: the EncodedRead capability the wrapper reads through)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -503,6 +504,10 @@ class WindowRecordingSession(SQLiteSession):
     async def get_items(self, limit: int | None = None) -> list[Any]:
         self.windows.append(limit)
         return await super().get_items(limit)
+
+    async def get_encoded_items(self, limit: int | None = None) -> list[str]:
+        self.windows.append(limit)
+        return await super().get_encoded_items(limit)
 
 
 async def test_a_read_costs_one_window_of_the_limit_when_everything_is_readable() -> None:
