@@ -37,7 +37,11 @@ class UnknownLiteralRule(Rule):
     `match`/`case` literal patterns, `|` alternatives included) or passed to the
     declaring class as that keyword (constructor calls and class patterns such
     as `case Event(name="...")`, always checked). A string that is not allowed
-    is reported with the closest allowed value.
+    is reported with the closest allowed value. The finding names the field as it
+    is compared: on a receiver of a union alias, the union's field first, then the
+    configured keys it holds (the first three, then a count): ``'imag' is not a
+    value of `ContentBlock.type` (configured: `TextContent.type`,
+    `ImageContent.type`, `AudioContent.type` and 2 more); did you mean 'image'?``.
 
     Any object may have a `.name`, so a compared string is checked only where
     the receiver is known to be an instance of the declaring class, or of a
@@ -166,7 +170,7 @@ class UnknownLiteralRule(Rule):
 
     CODE = "LR002"
     NAME = "unknown-literal"
-    MESSAGE = "{value!r} is not a value of `{field}`{hint}"
+    MESSAGE = "{value!r} is not a value of {field}{hint}"
     OPTIONS = ("literals", "literal-factories")
     READS = ("renames",)
 
@@ -431,6 +435,7 @@ class UnknownLiteralRule(Rule):
             usable = list(candidate.attribute.unowned)
             certain = False
             others: set[str] = set()
+            unions: set[str] = set()
             for field in candidate.attribute.typed_by(types):
                 if types <= field.classes:
                     certain = True  # nothing else it may be
@@ -439,10 +444,13 @@ class UnknownLiteralRule(Rule):
                 else:  # a union: its other members' values (their own or their bases')
                     others.update(v for (a, v), _ in field.siblings if a == field.attribute)
                     others.update(field.member_values)
+                    # a union alias by name (not a producer's `<Class.attr>` stand-in)
+                    unions.update(t for t in types & field.unions if not t.startswith("<"))
                 usable.append(field)
+            compared = [f"{union}.{usable[0].attribute}" for union in sorted(unions)]
             for value in candidate.values:
                 if usable and getattr(value, "value", None) not in others:
-                    self._check_value(value, usable, certain, others)
+                    self._check_value(value, usable, certain, others, compared)
 
     def _compared(self, field_side: ast.expr, values: Sequence[ast.expr]) -> None:
         use = _field_use(field_side, self.by_attribute)
@@ -473,10 +481,13 @@ class UnknownLiteralRule(Rule):
         fields: Sequence[Field],
         certain: bool,
         others: Iterable[str] = (),
+        compared: Sequence[str] = (),
     ) -> None:
         """Report ``node`` if it is a string none of ``fields`` allows (nor ``others``,
         the values of the other members of the receiver's union); unless ``certain``
-        that the value is the field's, only when it resembles an allowed value."""
+        that the value is the field's, only when it resembles an allowed value.
+        ``compared``: the field of the receiver's union (``ContentBlock.type``), which
+        the message names first, with the configured keys it holds."""
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
             return
         value = node.value
@@ -492,7 +503,12 @@ class UnknownLiteralRule(Rule):
             hint = f"; did you mean {suggestion!r}?"
         else:
             hint = "; allowed: " + ", ".join(repr(item) for item in allowed)
-        field_names = ", ".join(dict.fromkeys(field.key for field in fields))
+        keys = list(dict.fromkeys(field.key for field in fields))
+        field_names = f"`{', '.join(keys)}`"
+        if compared:
+            shown = ", ".join(f"`{key}`" for key in keys[:_KEYS_SHOWN])
+            more = f" and {len(keys) - _KEYS_SHOWN} more" if len(keys) > _KEYS_SHOWN else ""
+            field_names = f"`{', '.join(compared)}` (configured: {shown}{more})"
         message = self.MESSAGE.format(value=value, field=field_names, hint=hint)
         fix: Fix | None = None
         if suggestion is not None and clear:
@@ -629,6 +645,8 @@ _WORD = re.compile(r"\w+")
 # tuple, list or set, or a `match`), and the text between a callee and its `(`.
 _COMPARED = re.compile(r"==|!=|\bin[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]|\bmatch\b")
 _BETWEEN_CALLEE_AND_PAREN = r"[\s\\]*(?:#[^\n]*\n[\s\\]*)*\("
+_KEYS_SHOWN = 3
+"""How many configured keys a finding on a union's field names (the rest are counted)."""
 _CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
 _IMPORTED_AS = re.compile(r"\b(\w+)[ \t]+as[ \t]+(\w+)")
 _BEFORE_PAREN = re.compile(r"\b(\w+)\b[\s\\]*\(|#[^\n]*\n[\s\\]*\(")

@@ -272,6 +272,10 @@ class TrimmingSession(_Wrapper):
         if not callable(estimate):
             raise TypeError(f"estimate must be callable, got {type(estimate).__name__}")
         self._estimate = estimate
+        # The largest window in which every start fits (no token bound), and the hint of
+        # get_items(limit=N)'s common case: read N + _extra items (see there).
+        self._plain_cap = self.max_items if self.max_tokens is None and self.max_items else 0
+        self._extra = 1
 
     def __repr__(self) -> str:
         return (
@@ -283,11 +287,33 @@ class TrimmingSession(_Wrapper):
         """The latest whole turns within the bounds, then the latest ``limit`` of them
         (default ``session_settings.limit``, else all), oldest first."""
         self._check_open()
-        wanted = self._effective_limit(limit)
+        # An int limit as validate_limit checks it, inline: this is the hot path.
+        wanted = limit if type(limit) is int and limit > 0 else self._effective_limit(limit)
         if wanted == 0:
             return []
-        if wanted is not None:
-            latest = await self._latest(wanted)
+        if wanted is not None and wanted < self._plain_cap:
+            # The common case, decided without the turn scan: a window of no tool items
+            # (every start fits max_items) in which a user message starts a turn at or
+            # before the last ``wanted`` items. The window is those items, or one more
+            # when the last read's did not start with a user message (a hint: an
+            # alternating chat read with an odd limit); a wrong hint costs a second read.
+            extra = self._extra
+            window = wanted + extra
+            stored = await self.session.get_items(window)
+            if len(stored) == window and _no_tool_items(stored):
+                if _is_user_message(stored[extra]):
+                    self._extra = 0
+                    return stored[extra:]
+                if extra and _is_user_message(stored[0]):
+                    return stored[1:]
+            if not extra:
+                self._extra = 1
+                stored = await self.session.get_items(wanted + 1)
+            latest = await self._latest(wanted, stored)
+            if latest is not None:
+                return latest
+        elif wanted is not None:
+            latest = await self._latest(wanted, await self.session.get_items(wanted + 1))
             if latest is not None:
                 return latest
         stored, start, window = await self._bounded(wanted or 0)
@@ -303,29 +329,24 @@ class TrimmingSession(_Wrapper):
             latest = stored[-wanted:]  # a full window holds no skipped row
         return latest[-len(items) :] if len(items) < len(latest) else latest
 
-    async def _latest(self, wanted: int) -> list[Item] | None:
-        """``get_items(limit=wanted)`` from a window little larger than ``wanted``, or
-        ``None`` when the wrapped session returns less than asked (then the general path
-        decides). Fitting is monotonic (a later start keeps fewer items and tokens), so
-        the latest start at or before the window's last ``wanted`` items decides whether
-        the view holds them all; only when it does not fit are later starts tried."""
+    async def _latest(self, wanted: int, stored: list[Item]) -> list[Item] | None:
+        """``get_items(limit=wanted)`` from a window little larger than ``wanted``
+        (``stored``: the first one, ``wanted + 1`` items asked for), or ``None`` when the
+        wrapped session returns less than asked (then the general path decides). Fitting
+        is monotonic (a later start keeps fewer items and tokens), so the latest start at
+        or before the window's last ``wanted`` items decides whether the view holds them
+        all; only when it does not fit are later starts tried."""
         window = wanted + 1
         cap = None if self.max_items is None else self.max_items + 1
         while True:
-            stored = await self.session.get_items(window)
             if len(stored) < window:
                 return None
             if (
-                self.max_tokens is None
-                and cap is not None
-                and window < cap
-                and _plain_messages(stored)
-                and "user" in (message_role(stored[0]), message_role(stored[1]))
+                window <= self._plain_cap
+                and _no_tool_items(stored)
+                and (_is_user_message(stored[0]) or _is_user_message(stored[1]))
             ):
-                # The common case, decided without the turn scan: no tool items, so a
-                # user message at index 0 or 1 is a start at or before the last
-                # ``wanted`` items, and the window fits ``max_items`` from any start.
-                return stored[-wanted:]
+                return stored[-wanted:]  # the common case, as in get_items
             starts = _starts(stored, history_start=False)
             edge = len(stored) - wanted
             if any(start <= edge for start in starts) or (cap is not None and window >= cap):
@@ -333,6 +354,7 @@ class TrimmingSession(_Wrapper):
             if window >= MAX_INT64:
                 return None
             window = min(window * 2, MAX_INT64)
+            stored = await self.session.get_items(window)
         if not starts:
             return stored[-wanted:]  # inside one turn longer than the window: kept whole
         costs = self._suffix_tokens(stored) if self.max_tokens is not None else None
@@ -580,14 +602,21 @@ def _is_summary(item: Item) -> bool:
     return message_role(item) == "system" and message_text(item).startswith(SUMMARY_PREFIX)
 
 
-def _plain_messages(items: list[Item]) -> bool:
-    """Whether ``items`` holds no tool call and no tool output (checked inline: the hot
-    path of a trimmed ``get_items(limit=N)``)."""
-    for item in items:
-        kind = item.get("type")
-        if kind == "function_call" or kind == "function_call_output":
+_TOOL_ITEMS: Final = frozenset({"function_call", "function_call_output"})
+
+
+def _no_tool_items(items: list[Item]) -> bool:
+    """Whether ``items`` holds no tool call and no tool output (the hot path of a trimmed
+    ``get_items(limit=N)``)."""
+    for item in items:  # noqa: SIM110 - a loop: all() of a generator is slower
+        if item.get("type") in _TOOL_ITEMS:
             return False
     return True
+
+
+def _is_user_message(item: Item) -> bool:
+    """``message_role(item) == "user"``, inline."""
+    return item.get("role") == "user" and item.get("type", "message") == "message"
 
 
 def _check_bound(value: object, name: str) -> int | None:

@@ -3,7 +3,9 @@
 Items live in one table (default ``agent_session_items``): a ``BIGSERIAL`` id that orders
 them, the session id, and the item as ``json``, with an index on ``(session_id, id)``.
 Reads, ``pop_item`` and ``clear_session`` are a single statement on an autocommit
-connection of the store's own pool (one per event loop): one round trip, atomic.
+connection of the store's own pool (one per event loop): one round trip, atomic (a pop
+that finds nothing runs again behind the session's lock, so that one that waited for a
+``replace_items`` returns the new list's last item, not ``None``).
 ``add_items`` sends ``BEGIN`` and its insert in one message and ``COMMIT`` only once the
 insert has answered (two round trips), so that a write cancelled or timed out before then
 is rolled back by the server, even by a frozen server that processes it after resuming.
@@ -262,6 +264,15 @@ class PostgresStore(BaseStore):
         while True:
             rows = await self._fetch_write(self._queries.pop, {"sid": session_id})
             if not rows:
+                # Empty, or the DELETE waited for a replace_items that deleted every row
+                # it could see: a statement reads the rows as they were when it began,
+                # not the replacement's. Behind the session's lock, which replace_items
+                # holds to its end, a second DELETE sees them (one round trip).
+                rows = await self._fetch_write_last(
+                    self._queries.pop_locked,
+                    {"lock": self._queries.lock_class, "sid": session_id},
+                )
+            if not rows:
                 return None
             item_id, payload = rows[0]
             item = decode_item(payload, where=self._where(item_id))
@@ -326,6 +337,18 @@ class PostgresStore(BaseStore):
     async def _fetch_write(self, query: bytes, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         async with self._connection(write=True) as call:
             cursor = await call.db().execute(query, params)
+            return await cursor.fetchall()
+
+    async def _fetch_write_last(
+        self, query: bytes, params: dict[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        """The rows of the last of several statements sent as one message (client-side
+        binding), which the server runs as one transaction."""
+        async with self._connection(write=True) as call:
+            cursor = AsyncClientCursor(call.db())
+            await cursor.execute(query, params)
+            while cursor.nextset():
+                pass
             return await cursor.fetchall()
 
     async def _execute(self, query: bytes, params: dict[str, Any]) -> None:
@@ -723,9 +746,15 @@ class _Queries:
             " WHERE session_id = %(sid)s ORDER BY id DESC LIMIT %(n)s) AS latest ORDER BY id"
         )
         # FOR UPDATE makes a concurrent pop wait, then skip the row we deleted.
-        self.pop = render(
+        pop = (
             "DELETE FROM {table} WHERE id = (SELECT id FROM {table} WHERE session_id = %(sid)s"
             " ORDER BY id DESC LIMIT 1 FOR UPDATE) RETURNING id, payload::text"
+        )
+        self.pop = render(pop)
+        # The pop again behind the lock replace_items takes: a statement of its own, so
+        # it reads what a replacement it waited for wrote.
+        self.pop_locked = render(
+            "SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(sid)s)); " + pop
         )
         self.clear = render("DELETE FROM {table} WHERE session_id = %(sid)s")
         # Serialised with add (the same advisory lock), then the rows swapped.

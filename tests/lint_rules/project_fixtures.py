@@ -66,6 +66,13 @@ def typo(value: str, field: str, meant: str) -> str:
     return f"{value!r} is not a value of `{field}`; did you mean {meant!r}?"
 
 
+def on_union(message: str, union: str) -> str:
+    """``message`` (``typo``'s, one configured key) as LR002 words it on a receiver of the
+    union alias ``union``: the union's field first, then the configured key."""
+    head, key, tail = message.split("`", 2)
+    return f"{head}`{union}.{key.rpartition('.')[2]}` (configured: `{key}`){tail}"
+
+
 def protocol_project(project: Path, config: str, protocols: str) -> Path:
     """``project`` configured with ``config`` (a pyproject.toml), ``protocols`` as its
     ``drivers`` module and an empty ``impl`` package for the implementations."""

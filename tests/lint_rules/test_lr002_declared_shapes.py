@@ -20,12 +20,12 @@ from lint_rules.rules.unknown_literal import UnknownLiteralRule
 
 if TYPE_CHECKING:
     from tests.lint_rules.project_fixtures import check_literals as _check
-    from tests.lint_rules.project_fixtures import configure_literals, write_files
+    from tests.lint_rules.project_fixtures import configure_literals, on_union, write_files
     from tests.lint_rules.project_fixtures import typo as _typo
     from tests.lint_rules.rule_fixtures import Lint
 else:
     from project_fixtures import check_literals as _check
-    from project_fixtures import configure_literals, write_files
+    from project_fixtures import configure_literals, on_union, write_files
     from project_fixtures import typo as _typo
     from rule_fixtures import Lint
 
@@ -112,6 +112,7 @@ def sdk(project: Path) -> Path:
 
 
 SKIPPING = _typo("skipping", "Finished.outcome", "skipped")
+TOOL_CAL = _typo("tool_cal", "ItemEvent.name", "tool_called")
 
 # (id, literals, misspelt source, line, finding, the same shape silent)
 SHAPES = [
@@ -120,7 +121,7 @@ SHAPES = [
         RESULT,
         "def on(r: Result) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Result"),
         "def on(r: Other) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -128,7 +129,7 @@ SHAPES = [
         RESULT,
         "def on(r: Result[int]) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Result"),
         "def on(r: Other[int]) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -136,7 +137,7 @@ SHAPES = [
         RESULT,
         "def on(r: Outcome[int]) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Outcome"),
         "def on(r: Outcomes[int]) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -144,7 +145,7 @@ SHAPES = [
         RESULT,
         "def on(r: Either[int]) -> bool:\n    return r.outcome == 'skipping'\n",
         2,
-        SKIPPING,
+        on_union(SKIPPING, "Either"),
         "def on(r: Neither[int]) -> bool:\n    return r.outcome == 'skipping'\n",
     ),
     (
@@ -172,7 +173,7 @@ SHAPES = [
         ITEMS,
         "def on(event: StreamEvent) -> bool:\n    return event.name == 'tool_cal'\n",
         2,
-        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        on_union(_typo("tool_cal", "ItemEvent.name", "tool_called"), "StreamEvent"),
         "def on(event: StreamEvents) -> bool:\n    return event.name == 'tool_cal'\n",
     ),
     (
@@ -181,7 +182,7 @@ SHAPES = [
         "from sdk.wire import StreamEvent as Event\n"
         "def on(event: Event) -> bool:\n    return event.name == 'tool_cal'\n",
         3,
-        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        on_union(_typo("tool_cal", "ItemEvent.name", "tool_called"), "StreamEvent"),
         "from sdk.wire import StreamEvents as Event\n"
         "def on(event: Event) -> bool:\n    return event.name == 'tool_cal'\n",
     ),
@@ -204,7 +205,7 @@ SHAPES = [
         "    assert isinstance(event, Event)\n"
         "    return event.name == 'tool_cal'\n",
         4,
-        _typo("tool_cal", "ItemEvent.name", "tool_called"),
+        on_union(_typo("tool_cal", "ItemEvent.name", "tool_called"), "StreamEvent"),
         "def on(event: object) -> bool:\n"
         "    from sdk.stream import StreamEvents as Event\n"
         "    assert isinstance(event, Event)\n"
@@ -215,7 +216,7 @@ SHAPES = [
         {"ItemEvent.type": "sdk.items:ItemEvent.type"},
         "def on(event: StreamEvent) -> bool:\n    return event.type == 'item_evnt'\n",
         2,
-        _typo("item_evnt", "ItemEvent.type", "item_event"),
+        on_union(_typo("item_evnt", "ItemEvent.type", "item_event"), "StreamEvent"),
         # the other member's own value, read from the module it is imported from
         "def on(event: StreamEvent) -> bool:\n    return event.type == 'raw_event'\n",
     ),
@@ -249,7 +250,7 @@ def test_value_of_a_generic_member_is_a_correct_value_of_the_union(sdk: Path, al
 
     assert _check(source, RUNNING) == []
     assert _check(source.replace("'finished'", "'finishin'"), RUNNING) == [
-        (2, _typo("finishin", "Running.state", "finishing"))
+        (2, on_union(_typo("finishin", "Running.state", "finishing"), alias.split("[")[0]))
     ]
 
 
@@ -259,7 +260,7 @@ def test_union_module_named_in_the_configuration_is_read_too(sdk: Path) -> None:
 
     source = "def on(e: StreamEvent) -> bool:\n    return e.name == 'tool_cal'\n"
 
-    assert _check(source, literals) == [(2, _typo("tool_cal", "ItemEvent.name", "tool_called"))]
+    assert _check(source, literals) == [(2, on_union(TOOL_CAL, "StreamEvent"))]
     assert _check(source.replace("tool_cal", "tool_output"), literals) == []
 
 

@@ -195,7 +195,11 @@ def test_value_of_a_member_with_several_values_is_correct(sdk: Path, value: str)
 
 def test_misspelt_value_of_a_member_with_several_values_is_found(sdk: Path) -> None:
     assert _check(_on("WithSeveral", "web_search_cal"), SEARCH) == [
-        (2, "'web_search_cal' is not a value of `Search.type`; did you mean 'web_search_call'?")
+        (
+            2,
+            "'web_search_cal' is not a value of `WithSeveral.type` (configured: `Search.type`);"
+            " did you mean 'web_search_call'?",
+        )
     ]
 
 

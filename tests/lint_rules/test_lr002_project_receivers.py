@@ -15,11 +15,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from tests.lint_rules.project_fixtures import check_literals, configure_literals, write_files
+    from tests.lint_rules.project_fixtures import (
+        check_literals,
+        configure_literals,
+        on_union,
+        write_files,
+    )
     from tests.lint_rules.project_fixtures import typo as _typo
     from tests.lint_rules.rule_fixtures import Lint
 else:
-    from project_fixtures import check_literals, configure_literals, write_files
+    from project_fixtures import check_literals, configure_literals, on_union, write_files
     from project_fixtures import typo as _typo
     from rule_fixtures import Lint
 
@@ -235,7 +240,7 @@ SHAPES = [
                     print(event.type == "txt")
         """,
         7,
-        TXT,
+        on_union(TXT, "Content"),  # `__iter__` gives the union alias
         """
         from sdk.client import Client
 

@@ -149,8 +149,8 @@ def test_real_sdk_event_name_typo_is_flagged_with_the_sdk_spelling(
 
     assert outcome.code == 1
     assert outcome.out.splitlines()[0] == (
-        "handler.py:3:26: LR002 [~] 'handoff_occurred' is not a value of "
-        "`RunItemStreamEvent.name`; did you mean 'handoff_occured'?"  # noqa: LR001
+        "handler.py:3:26: LR002 [~] 'handoff_occurred' is not a value of `StreamEvent.name`"
+        " (configured: `RunItemStreamEvent.name`); did you mean 'handoff_occured'?"  # noqa: LR001
     )
 
 

@@ -356,25 +356,6 @@ class GatedSession:
         await self.inner.clear_session()
 
 
-async def test_a_cancellation_during_the_write_completes_the_write(store: SQLiteStore) -> None:
-    inner = store.session(sid())
-    await inner.add_items([*chat_turn(0), *chat_turn(1)])
-    gated = GatedSession(inner)
-    session = CompactingSession(gated, model=OfflineModel(["sum"]), threshold=2, keep_last_turns=1)
-    task = asyncio.create_task(session.compact())
-    await gated.entered.wait()
-    task.cancel()
-    await asyncio.sleep(0)
-    assert not task.done()  # the write is shielded: it waits for the store
-    gated.release.set()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert await inner.get_items() == [
-        {"role": "system", "content": SUMMARY_PREFIX + "sum"},
-        *chat_turn(1),
-    ]
-
-
 class GatedReplacingSession(GatedSession):
     """GatedSession with the ReplacingSession capability: ``replace_items`` waits for
     ``release``, then replaces in one transaction of the real store."""
@@ -386,12 +367,20 @@ class GatedReplacingSession(GatedSession):
         await self.inner.replace_items(items)
 
 
-async def test_a_cancellation_during_replace_items_completes_the_replacement(
-    store: SQLiteStore,
+@pytest.mark.parametrize(
+    "gated_class",
+    [GatedSession, GatedReplacingSession],
+    ids=["clear-then-add", "replace_items"],
+)
+async def test_a_cancellation_during_the_write_completes_the_write(
+    store: SQLiteStore, gated_class: type[GatedSession]
 ) -> None:
+    """Cancelled while its write waits for the store (``clear_session`` of the bare
+    protocol, or ``replace_items``): the write is shielded, it completes, then the
+    cancellation propagates."""
     inner = store.session(sid())
     await inner.add_items([*chat_turn(0), *chat_turn(1)])
-    gated = GatedReplacingSession(inner)
+    gated = gated_class(inner)
     session = CompactingSession(gated, model=OfflineModel(["sum"]), threshold=2, keep_last_turns=1)
     task = asyncio.create_task(session.compact())
     await gated.entered.wait()
@@ -570,25 +559,31 @@ async def test_a_limit_gives_the_latest_items_of_the_view_on_any_history(
     store: SQLiteStore,
 ) -> None:
     """``get_items(limit=N)`` reads a small window; it must equal the view's last N items
-    (computed by ``get_items()``) on histories of every shape."""
+    (computed by ``get_items()``) on histories of every shape, one session reading every
+    limit in turn (its window's size is a hint the previous read left)."""
     import random
 
     rng = random.Random(24)
-    for case in range(40):
+    for case in range(60):
         inner = store.session(sid())
         history: list[Item] = [{"role": "system", "content": "be brief"}] if case % 3 else []
         for n in range(rng.randint(1, 12)):
             shape = rng.random()
-            if shape < 0.4:
+            if shape < 0.3:
                 history += chat_turn(n)
-            elif shape < 0.8:
+            elif shape < 0.6:
                 history += tool_turn(n)
+            elif shape < 0.8:  # a long answer in several messages: no tool items
+                history.append(user_message(f"tell me {n}"))
+                history += [assistant_message(f"part {k}") for k in range(rng.randint(2, 9))]
             else:  # a long turn of several tool calls
                 history.append(user_message(f"plan {n}"))
                 for k in range(rng.randint(2, 8)):
                     call_id = f"c{n}-{k}"
                     history += [function_call("step", "{}", call_id)]
                     history += [function_call_output(call_id, "ok" * rng.randint(1, 30))]
+        if case % 4 == 0:
+            history.append(user_message("a question not answered yet"))
         await inner.add_items(history)
         for _ in range(6):
             max_items = rng.choice([None, 1, 3, 5, 8, 13, 40])
@@ -596,5 +591,5 @@ async def test_a_limit_gives_the_latest_items_of_the_view_on_any_history(
             session = TrimmingSession(inner, max_items=max_items, max_tokens=max_tokens)
             view = await session.get_items()
             assert view == history[len(history) - len(view) :]
-            for limit in (1, 2, 3, 5, 10, 50):
+            for limit in (1, 2, 3, 5, 10, 4, 7, 2, 50):
                 assert await session.get_items(limit=limit) == view[-limit:], (case, limit)
