@@ -4,12 +4,15 @@ It forwards bytes between clients and a real server until told to break things:
 ``cut()`` aborts every open connection, ``down()`` makes new connections fail until
 ``up()``, and ``cut_next_request`` breaks the next request at a chosen point (before it
 is complete, or after the server answered but before the answer reaches the client).
+``request_bytes`` counts what clients sent through it, and ``after_request_bytes`` runs an
+action (killing the server, say) at an exact byte of the requests to come.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Literal
 
 CutPoint = Literal["mid_request", "before_reply"]
@@ -25,6 +28,8 @@ class FaultyProxy:
         self._down = False
         self._armed: CutPoint | None = None
         self.tripped = asyncio.Event()
+        self.request_bytes = 0
+        self._at_byte: tuple[int, Callable[[], None], bool] | None = None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -56,6 +61,14 @@ class FaultyProxy:
         self._armed = where
         self.tripped.clear()
 
+    def after_request_bytes(
+        self, count: int, action: Callable[[], None], *, cut: bool = True
+    ) -> None:
+        """Forward ``count`` more request bytes (``count`` >= 0), then run ``action`` and,
+        with ``cut``, forward nothing more (every connection cut)."""
+        self._at_byte = (self.request_bytes + count, action, cut)
+        self.tripped.clear()
+
     async def _serve(
         self, client_reader: asyncio.StreamReader, client: asyncio.StreamWriter
     ) -> None:
@@ -80,6 +93,21 @@ class FaultyProxy:
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while chunk := await reader.read(65536):
+                if upstream and self._at_byte is not None:
+                    stop, action, cut = self._at_byte
+                    if self.request_bytes + len(chunk) >= stop:
+                        split = stop - self.request_bytes
+                        head, chunk = chunk[:split], chunk[split:]
+                        writer.write(head)
+                        await writer.drain()
+                        self.request_bytes = stop
+                        self._at_byte = None
+                        action()
+                        if cut:
+                            self._trip()
+                            return
+                if upstream:
+                    self.request_bytes += len(chunk)
                 if upstream and self._armed == "mid_request" and len(chunk) > 1:
                     writer.write(chunk[: len(chunk) // 2])
                     await writer.drain()
