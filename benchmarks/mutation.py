@@ -4,13 +4,19 @@
     .venv/bin/python benchmarks/mutation.py                    # every module of TARGETS
     .venv/bin/python benchmarks/mutation.py _json protocol     # some of them
     .venv/bin/python benchmarks/mutation.py --budget 300       # seconds per module
+    .venv/bin/python benchmarks/mutation.py sqlite --whole     # all of sqlite.py, not SUBSETS
+    .venv/bin/python benchmarks/mutation.py fixes --only 'lint_rules.engine.fixes.x_verify*'
 
 For each module of ``TARGETS`` it copies the tracked files of the repository into a
 temporary directory (the work tree is never touched), adds a ``[tool.mutmut]`` section to
 that copy's pyproject.toml that mutates only the module and runs only its tests (so a run
 stays bounded), runs ``mutmut run`` within the time budget, and prints one row per module:
 mutants, killed (a test failed or timed out), survived, not checked (the budget ran out or
-no test covers the line), and the score killed / (killed + survived). Surviving mutants are
+no test covers the line), and the score killed / (killed + survived). A module listed in
+``SUBSETS`` is mutated only in those functions (the whole module does not fit a run's time;
+``--whole`` mutates all of it). A run that checked nothing (mutmut failed, e.g. its stats
+run on the unmutated copy) prints a FAILED row with mutmut's reason, and the script exits
+non-zero: it never prints a row that looks like a run. Surviving mutants are
 printed with their diff (``--diffs``). Which survivors are equivalent, and why, is in
 benchmarks/mutation_survivors.md; the scores are in benchmarks/README.md.
 
@@ -23,8 +29,11 @@ pyproject.toml and the src/ layout as they are.
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,20 +51,36 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "protocol": (
         "src/agent_sessions/protocol.py",
-        ("tests/sessions/test_sqlite_conformance.py", "tests/sessions/test_bounded.py"),
+        (
+            "tests/sessions/test_protocol.py",
+            "tests/sessions/test_sqlite_conformance.py",
+            "tests/sessions/test_bounded.py",
+        ),
     ),
-    "sqlite": ("src/agent_sessions/sqlite.py", ("tests/sessions/test_sqlite.py",)),
+    "sqlite": (
+        "src/agent_sessions/sqlite.py",
+        ("tests/sessions/test_sqlite.py", "tests/sessions/test_sqlite_conformance.py"),
+    ),
     "kit": (
         "src/agent_sessions/testing.py",
-        ("tests/sessions/test_kit.py::TestListSession", "tests/sessions/test_loop_mutants.py"),
+        (
+            "tests/sessions/test_kit.py::TestListSession",
+            "tests/sessions/test_loop_mutants.py",
+            "tests/sessions/test_kit_helpers.py",
+        ),
     ),
     "fixes": (
         "lint_rules/engine/fixes.py",
-        ("tests/lint_rules/test_fix_writes.py", "tests/lint_rules/test_fix_safety.py"),
+        (
+            "tests/lint_rules/test_fix_units.py",
+            "tests/lint_rules/test_fix_writes.py",
+            "tests/lint_rules/test_fix_safety.py",
+        ),
     ),
     "cache": (
         "lint_rules/engine/cache.py",
         (
+            "tests/lint_rules/test_cache.py",
             "tests/lint_rules/test_lint_engine.py",
             "tests/lint_rules/test_cache_per_rule_options.py",
             # Fails on the unmutated copy under mutmut's stats run (its warm run
@@ -68,6 +93,27 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 """Each module with the tests that guard it: the bound of a run."""
 
+SUBSETS: dict[str, tuple[str, ...]] = {
+    # sqlite.py has 1143 mutants, about 75 minutes at --children 1 on a shared machine: a
+    # run mutates its data path, the functions that write, read, pop, replace and clear
+    # items (190 mutants), against its own tests and the conformance kit run on it.
+    # Opening, the schema, layouts, listing and the connection pools are left out.
+    "sqlite": (
+        "SQLiteStore._add",
+        "SQLiteStore._add_items",
+        "SQLiteStore._select",
+        "SQLiteStore._get_items",
+        "SQLiteStore._read",
+        "SQLiteStore._pop",
+        "SQLiteStore._pop_item",
+        "SQLiteStore._replace",
+        "SQLiteStore._replace_items",
+        "SQLiteStore._clear",
+        "SQLiteStore._clear_session",
+    ),
+}
+"""Modules mutated only in some functions (``Class.method`` or ``function``), and why."""
+
 FORKSERVER = frozenset({"cache", "fixes"})
 """Modules whose tests leave child processes behind (the lint engine's workers): mutmut's
 default runner, forking each mutant from the process that ran the stats, reaps one of
@@ -76,11 +122,25 @@ those with ``os.wait()`` and stops on a ``KeyError``; its fork server does not."
 _STATUS = re.compile(r"^\s+(\S+): (killed|survived|timeout|no tests|suspicious|not checked)")
 
 
+def _mutant_globs(module: str, functions: tuple[str, ...]) -> list[str]:
+    """mutmut's names of the mutants of ``functions`` in ``module`` (a file path)."""
+    dotted = module.removeprefix("src/").removesuffix(".py").replace("/", ".")
+    globs = []
+    for function in functions:
+        owner, _, name = function.rpartition(".")
+        mangled = f"x\u01c1{owner}\u01c1{name}" if owner else f"x_{name}"
+        globs.append(f"{dotted}.{mangled}__mutmut_*")
+    return globs
+
+
 @dataclass
 class Score:
     module: str
     statuses: dict[str, str]
     seconds: float
+    failure: str | None = None
+    budget_ran_out: bool = False
+    subset: int = 0
 
     def count(self, *statuses: str) -> int:
         return sum(status in statuses for status in self.statuses.values())
@@ -94,12 +154,16 @@ class Score:
         return self.count("survived")
 
     def row(self) -> str:
+        where = f"`{self.module}`" + (f" ({self.subset} functions)" if self.subset else "")
+        if self.failure is not None:
+            return f"| {where} | FAILED: {self.failure} | | | | | {self.seconds / 60:.1f} min |"
         checked = self.killed + self.survived
         score = f"{100 * self.killed / checked:.0f}%" if checked else "-"
         unchecked = len(self.statuses) - checked
+        ran_out = " (budget ran out)" if self.budget_ran_out else ""
         return (
-            f"| `{self.module}` | {len(self.statuses)} | {self.killed} | {self.survived} | "
-            f"{unchecked} | {score} | {self.seconds / 60:.1f} min |"
+            f"| {where} | {len(self.statuses)} | {self.killed} | {self.survived} | "
+            f"{unchecked} | {score} | {self.seconds / 60:.1f} min{ran_out} |"
         )
 
 
@@ -114,8 +178,12 @@ def _copy_tracked(destination: Path) -> None:
             shutil.copy2(ROOT / name, target)
 
 
-def run(name: str, budget: float, children: int, diffs: bool) -> Score:
+def run(
+    name: str, budget: float, children: int, diffs: bool, whole: bool, only: list[str]
+) -> Score:
     module, tests = TARGETS[name]
+    functions = () if whole or only else SUBSETS.get(name, ())
+    globs = only or _mutant_globs(module, functions)
     with tempfile.TemporaryDirectory(prefix=f"mutation-{name}-") as directory:
         work = Path(directory)
         _copy_tracked(work)
@@ -135,23 +203,32 @@ def run(name: str, budget: float, children: int, diffs: bool) -> Score:
         mutmut = Path(sys.executable).with_name("mutmut")
         start = time.monotonic()
         log = work / "mutmut.log"
-        try:
-            with log.open("wb") as output:
-                ran = subprocess.run(
-                    [str(mutmut), "run", "--max-children", str(children)],
-                    cwd=work,
-                    timeout=budget,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    check=False,
-                )
-            if ran.returncode != 0:
-                # e.g. "failed to collect stats": a test failed on the unmutated copy
-                tail = log.read_bytes().decode("utf-8", "replace").replace("\r", "\n")
-                print(f"{name}: mutmut exited {ran.returncode}:", file=sys.stderr)
-                print("\n".join(tail.splitlines()[-30:]), file=sys.stderr)
-        except subprocess.TimeoutExpired:
-            print(f"{name}: the budget of {budget:.0f} s ran out", file=sys.stderr)
+        failure = None
+        budget_ran_out = False
+        with log.open("wb") as output:
+            # Its own process group: when the budget runs out, mutmut's workers (forked
+            # pytest processes) are stopped with it, not left running.
+            process = subprocess.Popen(
+                [str(mutmut), "run", "--max-children", str(children), *globs],
+                cwd=work,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                returncode = process.wait(timeout=budget)
+            except subprocess.TimeoutExpired:
+                budget_ran_out = True
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                print(f"{name}: the budget of {budget:.0f} s ran out", file=sys.stderr)
+        if not budget_ran_out and returncode != 0:
+            # e.g. "failed to collect stats": a test failed on the unmutated copy
+            lines = log.read_bytes().decode("utf-8", "replace").replace("\r", "\n")
+            tail = [line for line in lines.splitlines() if line.strip()]
+            print(f"{name}: mutmut exited {returncode}:", file=sys.stderr)
+            print("\n".join(tail[-30:]), file=sys.stderr)
+            failure = f"mutmut exited {returncode}" + (f": {tail[-1]}" if tail else "")
         seconds = time.monotonic() - start
         results = subprocess.run(
             [str(mutmut), "results", "--all", "true"],
@@ -161,9 +238,17 @@ def run(name: str, budget: float, children: int, diffs: bool) -> Score:
             check=False,
         ).stdout
         statuses = {
-            match[1]: match[2] for line in results.splitlines() if (match := _STATUS.match(line))
+            match[1]: match[2]
+            for line in results.splitlines()
+            if (match := _STATUS.match(line))
+            and (not globs or any(fnmatch.fnmatchcase(match[1], glob) for glob in globs))
         }
-        score = Score(module, statuses, seconds)
+        score = Score(module, statuses, seconds, failure, budget_ran_out, len(functions))
+        if failure is None and score.killed + score.survived == 0:
+            score.failure = f"no mutant was checked ({len(statuses)} listed)"
+        for mutant, status in statuses.items():
+            if status not in ("killed", "timeout", "survived"):
+                print(f"not checked ({status}): {mutant}")
         survivors = [mutant for mutant, status in statuses.items() if status == "survived"]
         for mutant in survivors:
             print(f"survived: {mutant}")
@@ -181,18 +266,39 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=900.0, help="seconds per module")
     parser.add_argument("--children", type=int, default=2, help="mutants run at once")
     parser.add_argument("--diffs", action="store_true", help="print each survivor's diff")
+    parser.add_argument(
+        "--whole", action="store_true", help="mutate all of each module, not its SUBSETS"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="MUTANT",
+        help="run only these mutants (mutmut's names, fnmatch patterns; repeatable): e.g. "
+        "the survivors of an earlier run, after the tests that should kill them",
+    )
     arguments = parser.parse_args()
     unknown = sorted(set(arguments.modules) - set(TARGETS))
     if unknown:
         parser.error(f"unknown modules {unknown}: choose from {sorted(TARGETS)}")
     rows = [
-        run(name, arguments.budget, arguments.children, arguments.diffs)
+        run(
+            name,
+            arguments.budget,
+            arguments.children,
+            arguments.diffs,
+            arguments.whole,
+            arguments.only,
+        )
         for name in arguments.modules or TARGETS
     ]
     print("| module | mutants | killed | survived | not checked | score | time |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for score in rows:
         print(score.row())
+    failed = [score.module for score in rows if score.failure is not None]
+    if failed:
+        sys.exit(f"FAILED: no mutation score for {', '.join(failed)} (see the rows above)")
 
 
 if __name__ == "__main__":

@@ -309,6 +309,11 @@ class Declarations:
             source = self._parsed[key] = self._parse_module(module, path, is_package)
         return source
 
+    def unchanged(self) -> bool:
+        """Whether every module source read and directory searched is as it was then
+        (size and modification time): what was found and parsed still holds."""
+        return all(state(MODIFIED, path) == stamp for path, stamp in self.consulted.items())
+
     @contextmanager
     def recording(self) -> Iterator[set[Path]]:
         """The paths of every module source read inside the block (the files whose change

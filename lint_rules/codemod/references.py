@@ -411,7 +411,9 @@ class Occurrence:
     from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``) or
     ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``) or
     ``forwarded`` (a key read, in another function, from a ``**kwargs`` dictionary handed
-    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``) or ``source``
+    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``), ``unpacked``
+    (a key of a dictionary display unpacked into a call, ``f(**options())``:
+    ``unpacked_keys``; found by the plan too) or ``source``
     (the spelling in a string of Python source that imports, calls or reads it:
     ``create_module("from pkg import old ...")``, ``mock.patch("pkg.mod.old")``).
     """
@@ -430,6 +432,8 @@ class Occurrence:
     attribute is ``str``'s own: never a module's nor the project's."""
 
 
+PLAN_KINDS = frozenset({"forwarded", "unpacked"})
+"""Occurrences only the plan finds (across functions and modules), not ``occurrences``."""
 _STRING_KINDS = frozenset({"__all__", "getattr", "options", "format", "source"})
 _GETATTR = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _DICT_READS = frozenset({"get", "pop", "setdefault"})
@@ -1556,7 +1560,9 @@ def plan(
             )
             decided = classifier.classify(found[target.old])
             if target.keyword:
-                decided = sorted([*decided, *forwarded_reads(server, files, target.old, decided)])
+                forwarded = forwarded_reads(server, files, target.old, decided)
+                unpacked = unpacked_keys(server, files, target.old, decided)
+                decided = sorted([*decided, *forwarded, *unpacked])
             if definition is None:
                 why = _missing_reason(target)
                 decided = [_with(o, o.verdict, why) if o.reason == _STALE else o for o in decided]
@@ -1609,6 +1615,152 @@ def forwarded_reads(
                 )
                 found.extend(Occurrence(path, r, "forwarded", UNKNOWN, reason) for r in reads)
     return found
+
+
+def unpacked_keys(
+    server: LanguageServer,
+    files: Sequence[Path],
+    spelling: str,
+    known: Sequence[Occurrence] = (),
+) -> list[Occurrence]:
+    """Keys ``spelling`` of dictionary displays that reach a call through ``**``: unpacked
+    where written (``f(**{"old": 1})``), through a name of the same function
+    (``params = {...}; f(**params)``), or returned by a function whose call is unpacked
+    somewhere in the project (``f(**options())``, its callers asked of the engine). Each
+    is unknown: the call may be the target's, and renaming the parameter without the key
+    makes it fail. A dictionary never unpacked (data, ``json.dumps``) is left alone."""
+    seen = {(o.path.resolve(), o.start) for o in known}
+    quoted = (f'"{spelling}"', f"'{spelling}'")
+    found: list[Occurrence] = []
+    trees: dict[Path, ast.Module | None] = {}
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not any(q in text for q in quoted):
+            continue
+        path = path.resolve()
+        tree = _tree(path, trees, text)
+        if tree is None:
+            continue
+        for key, reason in _unpacked_dictionary_keys(server, path, tree, spelling, trees):
+            start = Position(key.lineno, key.col_offset + 1)
+            if (path, start) not in seen:
+                found.append(Occurrence(path, start, "unpacked", UNKNOWN, reason))
+    return found
+
+
+_UNPACKED = "unpacked with `**` into a call, which may be the target's: a keyword no engine follows"
+
+
+def _unpacked_dictionary_keys(
+    server: LanguageServer,
+    path: Path,
+    tree: ast.Module,
+    spelling: str,
+    trees: dict[Path, ast.Module | None],
+) -> list[tuple[ast.expr, str]]:
+    """``(key, reason)`` for each key ``spelling`` of a dictionary display of ``tree``
+    that is unpacked into a call (``unpacked_keys``)."""
+    parents: dict[int, ast.AST] = {}
+    scopes: dict[int, ast.AST] = {}
+
+    def visit(node: ast.AST, scope: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+            scopes[id(child)] = scope
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+            visit(child, inner)
+
+    visit(tree, tree)
+    found: list[tuple[ast.expr, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = [k for k in node.keys if k is not None and _string(k) == spelling]
+        if not keys:
+            continue
+        reason = _dictionary_unpacked(server, path, node, parents, scopes, trees)
+        if reason is not None:
+            found.extend((key, reason) for key in keys)
+    return found
+
+
+def _dictionary_unpacked(
+    server: LanguageServer,
+    path: Path,
+    node: ast.Dict,
+    parents: dict[int, ast.AST],
+    scopes: dict[int, ast.AST],
+    trees: dict[Path, ast.Module | None],
+) -> str | None:
+    """Why the dictionary display ``node`` may be unpacked into a call, or ``None``."""
+    parent = parents.get(id(node))
+    scope = scopes.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.arg is None:
+        return f"a key of a dictionary {_UNPACKED}"
+    name = None
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+        name = parent.targets[0].id if isinstance(parent.targets[0], ast.Name) else None
+    elif isinstance(parent, ast.AnnAssign) and isinstance(parent.target, ast.Name):
+        name = parent.target.id
+    returned = isinstance(parent, ast.Return)
+    if name is not None and scope is not None:
+        for inner in ast.walk(scope):
+            if (
+                isinstance(inner, ast.keyword)
+                and inner.arg is None
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == name
+            ):
+                return f"a key of `{name}`, {_UNPACKED} (`**{name}`)"
+            if (
+                isinstance(inner, ast.Return)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == name
+            ):
+                returned = True
+    if not (returned and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return None
+    function = scope
+    line = server.line(path, function.lineno)
+    column = _word(line, function.name, function.col_offset)
+    if column < 0:
+        return None
+    for reference in server.references(path, Position(function.lineno, column)):
+        tree = _tree(reference.path, trees)
+        if tree is not None and _called_unpacked(tree, reference.start):
+            return (
+                f"a key of the dictionary `{function.name}()` returns, {_UNPACKED}"
+                f" (`**{function.name}()`)"
+            )
+    return None
+
+
+def _called_unpacked(tree: ast.Module, at: Position) -> bool:
+    """Whether a call whose callee is named at ``at`` is unpacked into a call
+    (``f(**options())``)."""
+    return any(
+        isinstance(node, ast.keyword)
+        and node.arg is None
+        and isinstance(node.value, ast.Call)
+        and _called_name(node.value) == at
+        for node in ast.walk(tree)
+    )
+
+
+def _tree(
+    path: Path, trees: dict[Path, ast.Module | None], text: str | None = None
+) -> ast.Module | None:
+    """``path``'s syntax tree (``None``: unreadable or not Python), parsed once."""
+    if path not in trees:
+        try:
+            source = path.read_text(encoding="utf-8") if text is None else text
+            trees[path] = ast.parse(source)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            trees[path] = None
+    return trees[path]
 
 
 def _parameter_reads(

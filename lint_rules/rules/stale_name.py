@@ -134,7 +134,9 @@ class StaleNameRule(Rule):
     occurrence of its old
     spelling in the project's files (names, attributes, keywords in calls and
     definitions, `__all__` entries, `getattr`/`hasattr`/`setattr` strings, keys
-    read from a `**kwargs` dictionary, `"{self.old}"` fields of format strings,
+    read from a `**kwargs` dictionary, keys of a dictionary unpacked into a call
+    (`f(**{"old": 1})`, through a local name, or returned by a helper:
+    `Retry(**options())`), `"{self.old}"` fields of format strings,
     strings of Python source that import, call or read it, such as a test's
     `create_module("from pkg import old ...")` or `mock.patch("pkg.mod.old")`)
     is classified with ty's language server (references, then "go to

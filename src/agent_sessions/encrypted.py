@@ -147,7 +147,8 @@ _CacheEntry: TypeAlias = "tuple[int, str, Item | tuple[str] | str, int]"
 """A cache entry: write time (ms), key id, the plaintext and the entry's size in
 characters. The plaintext is a copy of a flat item (its values all immutable scalars: a
 shallow copy is a whole fresh item), ``(JSON text,)`` for any other item, or the JSON
-text of an item ``add_items`` wrote and no read has decoded yet."""
+text of an item written or decrypted and not returned from the cache yet (its first hit
+turns it into one of the other two)."""
 
 # Why an item was skipped; the first two are removed by pop_item, the last two kept.
 _EXPIRED, _TAMPERED = "expired", "tampered or corrupt"
@@ -467,19 +468,20 @@ class EncryptedSession(SessionABC):
         if end != len(plaintext) or type(item) is not dict:
             return decode_item(plaintext, where=self._where(0))  # warns, or a deep item
         if cache is not None and type(cache_key) is str:
+            # Kept as text: the first hit decides whether to keep a copy of the item
+            # instead (_thaw), so that a cold read pays no copy for items never read again.
             size = len(cache_key) + len(plaintext)
             if cache is not self._cache:
                 cache[cache_key] = (envelope["at"], envelope["kid"], (plaintext,), size)
             elif size <= self.cache_bytes:
-                value = item.copy() if _flat(item) else (plaintext,)
-                cache[cache_key] = (envelope["at"], envelope["kid"], value, size)
+                cache[cache_key] = (envelope["at"], envelope["kid"], plaintext, size)
                 self._cache_chars += size
         return item
 
     def _thaw(self, key: str, entry: _CacheEntry) -> Item:
         """A fresh item from a cache entry holding JSON text: ``(text,)`` for an item
-        known to be nested, else a text written by ``add_items`` and not read since,
-        whose entry then becomes a copy of the item if it is flat."""
+        known to be nested, else a text written or decrypted and not returned from the
+        cache since, whose entry then becomes a copy of the item if it is flat."""
         plain = entry[2]
         text = plain[0] if isinstance(plain, tuple) else plain
         assert isinstance(text, str)
@@ -489,7 +491,7 @@ class EncryptedSession(SessionABC):
             found = decode_item(text, where=self._where(0))
             assert found is not None
             return found
-        if isinstance(plain, str) and key in self._cache:  # a text add_items wrote
+        if isinstance(plain, str) and key in self._cache:  # not returned from it before
             self._cache[key] = (
                 entry[0],
                 entry[1],

@@ -744,6 +744,49 @@ def test_python_source_held_in_a_string_withholds_the_rename(tmp_path: Path) -> 
     assert reason in after.out
 
 
+def test_a_key_unpacked_into_the_target_through_a_helper_withholds_the_rename(
+    tmp_path: Path,
+) -> None:
+    """A helper builds the keywords as a dictionary and returns it; its caller unpacks it
+    into the target (``Retry(**retry_options())``). The key is no keyword any engine
+    sees: renaming the parameter alone breaks the call, so the key is reported and the
+    rename withheld, never skipped in silence."""
+    root = _project(
+        tmp_path,
+        {"pkg.retry:Retry.__init__(method_whitelist)": "allowed_methods"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/retry.py": """
+                class Retry:
+                    def __init__(self, total=3, method_whitelist=None):
+                        self.methods = method_whitelist
+                """,
+            "pkg/defaults.py": """
+                def retry_options():
+                    return {"total": 2, "method_whitelist": ["GET"]}
+                """,
+            "use.py": """
+                from pkg.defaults import retry_options
+                from pkg.retry import Retry
+
+                print(Retry(**retry_options()).methods, Retry(method_whitelist=["PUT"]).methods)
+                """,
+        },
+    )
+    before = _texts(root)
+    assert _python(root, "import use") == "['GET'] ['PUT']"
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 1, fixed.out
+    assert _texts(root) == before
+    (line,) = [line for line in fixed.out.splitlines() if line.startswith("pkg/defaults.py")]
+    assert line.startswith("pkg/defaults.py:2:26: LR001 ")
+    assert "`retry_options()` returns, unpacked with `**` into a call" in line
+    assert "1 rename withheld" in fixed.out
+    assert _python(root, "import use") == "['GET'] ['PUT']"
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_holding_only_other_things_occurrences_is_not_parsed_for_lr001(
     tmp_path: Path, jobs: int

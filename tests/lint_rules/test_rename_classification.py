@@ -684,3 +684,61 @@ def test_a_keyword_of_dict_that_may_be_unpacked_into_the_target_is_unknown(
     assert rename_edits(result, target, "allowed_methods") == {}
     edits = rename_edits(result, target, "allowed_methods", unsafe=True)
     assert "allowed_methods={" in edits[(tmp_path / "pkg/schema.py").resolve()]
+
+
+def test_a_key_of_a_dictionary_unpacked_into_a_call_is_unknown(
+    command: list[str], tmp_path: Path
+) -> None:
+    """A keyword target spelt as a key of a dictionary display that reaches a call through
+    ``**``: unpacked where it is written, through a local name, or returned by a helper
+    (of another module) whose call is unpacked. Renaming the parameter without the key
+    makes that call fail, so each such key is unknown; a dictionary that is never
+    unpacked (data, ``json.dumps``) is not the target's concern."""
+    files = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/retry.py": """
+                class Retry:
+                    def __init__(self, total=3, method_whitelist=None):
+                        self.total = total
+                        self.methods = method_whitelist
+                """,
+            "pkg/defaults.py": """
+                import json
+
+                from pkg.retry import Retry
+
+
+                def retry_options():
+                    return {"total": 2, "method_whitelist": {"GET"}}
+
+
+                def local_retry():
+                    params = {"method_whitelist": {"PUT"}}
+                    return Retry(**params)
+
+
+                def report():
+                    return json.dumps({"method_whitelist": ["GET"]})
+                """,
+            "pkg/use.py": """
+                from pkg.defaults import retry_options
+                from pkg.retry import Retry
+
+                RETRY = Retry(**retry_options())
+                DIRECT = Retry(**{"method_whitelist": {"HEAD"}})
+                """,
+        },
+    )
+    target = RenameTarget(tmp_path / "pkg/retry.py", "Retry", "method_whitelist", keyword=True)
+    result = plan(tmp_path, files, [target], command)
+
+    assert result.withheld == {target}
+    unknown = {(o.path.name, o.start.line): o.reason for o in result.unknown(target)}
+    assert sorted(unknown) == [("defaults.py", 7), ("defaults.py", 11), ("use.py", 5)]
+    assert "`retry_options()`" in unknown["defaults.py", 7]
+    assert "`**params`" in unknown["defaults.py", 11]
+    assert all("unpacked with `**`" in reason for reason in unknown.values())
+    edits = rename_edits(result, target, "allowed_methods", unsafe=True)
+    assert "allowed_methods=None" in edits[(tmp_path / "pkg/retry.py").resolve()]

@@ -101,16 +101,22 @@ async def test_a_large_encoded_read_runs_in_the_worker_and_returns_every_row(
 # -- what the cache must still do --------------------------------------------------------------
 
 
+@pytest.mark.parametrize("writer", ["this-wrapper", "another-wrapper"])
 @pytest.mark.parametrize("path", READ_PATHS)
-async def test_cached_reads_return_fresh_items_every_time(store: SQLiteStore, path: str) -> None:
-    session = wrap(new_inner(store), path, key=generate_key())
+async def test_cached_reads_return_fresh_items_every_time(
+    store: SQLiteStore, path: str, writer: str
+) -> None:
+    """Whether the cache learnt an item from add_items or from decrypting it (another
+    wrapper wrote it), no read returns an object an earlier one returned."""
+    inner, key = new_inner(store), generate_key()
+    session = wrap(inner, path, key=key)
     written: list[dict[str, Any]] = [
         {"role": "user", "content": "flat"},
         {"role": "assistant", "content": [{"type": "output_text", "text": "nested"}]},
     ]
-    await session.add_items(written)
+    await (session if writer == "this-wrapper" else wrap(inner, path, key=key)).add_items(written)
     written[0]["content"] = "changed by the caller after add_items"
-    for _ in range(3):  # the first read decodes what add_items cached, the others copy
+    for _ in range(3):  # the first read decodes (or decrypts), the others copy
         items = await session.get_items()
         assert items == [
             {"role": "user", "content": "flat"},
