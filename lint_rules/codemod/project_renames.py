@@ -32,6 +32,7 @@ from pathlib import Path
 from lint_rules.analysis.consistency import module_name
 from lint_rules.analysis.renames import Target, withheld_note
 from lint_rules.codemod.references import (
+    OTHER,
     PLAN_KINDS,
     TARGET,
     UNKNOWN,
@@ -135,6 +136,22 @@ class ProjectRenames:
             if current:
                 found.extend(self._sites_of(resolved, spelling, current))
         return sorted(found, key=lambda site: (site.line, site.column, site.key))
+
+    def quiet(self, path: Path, text: str) -> bool:
+        """Whether ``sites`` would report nothing in ``path`` (whose text is ``text``),
+        known from the plan alone, without parsing the file: the plan is made, read this
+        very text, and decided every occurrence there (of every target) another thing's.
+        ``False`` when that is not known."""
+        if self._plan is None or self._error is not None:
+            return False
+        resolved = path.resolve()
+        if self._plan.read_occurrences(resolved, text) is None:
+            return False
+        return all(
+            o.verdict == OTHER
+            for judged in self._judged.values()
+            for o in self._plan.in_file(judged.reference, resolved)
+        )
 
     # -- the plan -----------------------------------------------------------------------------
 
