@@ -13,9 +13,64 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 CutPoint = Literal["mid_request", "before_reply"]
+_Error = TypeVar("_Error", bound=Exception)
+
+PASSWORD = "s3cret-pw"
+"""The password a proxied URL carries (the servers behind ignore it or have none), so that
+a test can check error messages mask it."""
+
+
+def proxied_url(
+    url: str, port: int, *, user: str | None = None, password: bool = True
+) -> tuple[str, str]:
+    """``url`` pointed at a proxy on ``port``, as ``user`` (default: the URL's own) with
+    ``PASSWORD`` where ``password``, and the same URL as errors show it (password
+    masked)."""
+    parts = urlsplit(url)
+    name = (parts.username or "") if user is None else user
+    secret, shown = (f":{PASSWORD}", ":***") if password else ("", "")
+    host = f"127.0.0.1:{port}"
+    return (
+        parts._replace(netloc=f"{name}{secret}@{host}").geturl(),
+        parts._replace(netloc=f"{name}{shown}@{host}").geturl(),
+    )
+
+
+async def cut_batch(
+    session: Any,
+    proxy: FaultyProxy,
+    where: CutPoint,
+    batch: list[dict[str, Any]],
+    session_error: type[_Error],
+) -> _Error:
+    """Store ``[{"n": 0}]``, then send ``batch`` in a request cut at ``where``: the
+    ``session_error`` it raised (it must raise one)."""
+    await session.add_items([{"n": 0}])
+    proxy.cut_next_request(where)
+    try:
+        await session.add_items(batch)
+    except session_error as error:
+        return error
+    raise AssertionError(f"a batch cut at {where} raised no {session_error.__name__}")
+
+
+async def check_acknowledged_items_survive_a_cut(
+    session: Any, proxy: FaultyProxy, session_error: type[Exception]
+) -> None:
+    """Items whose write returned are still there after every connection was cut, and
+    the session writes again: the dead connection is reported once (``session_error``,
+    never retried blindly: a retried write could be stored twice) or replaced silently."""
+    await session.add_items([{"n": 0}])
+    await session.add_items([{"n": 1}, {"n": 2}])
+    proxy.cut()
+    with contextlib.suppress(session_error):
+        await session.get_items()
+    await session.add_items([{"n": 3}])
+    assert await session.get_items() == [{"n": i} for i in range(4)]
 
 
 class FaultyProxy:
