@@ -475,6 +475,7 @@ async def run_wrappers(sizes: Sizes, repeats: int, directory: Path) -> None:
 
 RATIO_ROUNDS = 400
 RATIO_BURST = 20
+TURN = "a turn: get_items(limit=10), add_items x 2, SDK-shaped"
 COLD = "EncryptedSession, cold"
 """Each read made with the wrapper's cache emptied (the first read of a history by a
 new wrapper); the plain "EncryptedSession" reads warm, its cache filled as it wrote."""
@@ -502,7 +503,26 @@ RATIO_WORKLOADS: dict[str, Callable[[Any, int], Awaitable[None]]] = {
     "get_items(limit=10), 1k items": lambda session, length: _fill(session, length),
     "get_items(limit=10), 1k SDK-shaped items": _fill_sdk_shaped,
     "add_items, 1 item": lambda session, length: _fill(session, length),
+    TURN: _fill_sdk_shaped,
 }
+
+
+async def _turn(session: Any) -> None:
+    """What a conversation does each turn: read the latest items, save the user's
+    message, then the model's answer (the Runner's order)."""
+    await session.get_items(limit=10)
+    await session.add_items([{"role": "user", "content": "question"}])
+    await session.add_items(
+        [
+            {
+                "id": "msg_answer",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "answer", "annotations": []}],
+            }
+        ]
+    )
 
 
 async def _cold_read(session: Any) -> object:
@@ -542,7 +562,7 @@ async def run_wrapper_ratios(directory: Path, rounds: int = RATIO_ROUNDS) -> Non
         factories: dict[str, SessionFactory] = {"plain": plain.open_session, **wrappers}
         for workload, fill in RATIO_WORKLOADS.items():
             sessions = {name: factory(_fresh_id("ratio")) for name, factory in factories.items()}
-            if workload.startswith("add_items"):
+            if not workload.startswith("get_items"):
                 del sessions[COLD]  # a write is the same with the cache full or empty
             for session in sessions.values():
                 await fill(session, 1_000)
@@ -550,6 +570,8 @@ async def run_wrapper_ratios(directory: Path, rounds: int = RATIO_ROUNDS) -> Non
             for name, session in sessions.items():
                 if name == COLD:
                     calls[name] = functools.partial(_cold_read, session)
+                elif workload == TURN:
+                    calls[name] = functools.partial(_turn, session)
                 elif workload.startswith("get_items"):
                     calls[name] = functools.partial(session.get_items, limit=10)
                 else:
@@ -608,11 +630,14 @@ async def _ratio_floor(session: Any, workload: str) -> Callable[[], Awaitable[No
 
         return decrypt
     associated = key.aad_head + b"0" + key.aad_tail
+    seals = 2 if workload == TURN else 1  # a turn: what it writes (its reads hit the cache)
 
     async def encrypt() -> None:
-        nonce = os.urandom(12)
-        text = b'{"role":"user","content":"message"}'
-        binascii.b2a_base64(nonce + key.cipher.encrypt(nonce, text, associated), newline=False)
+        for _ in range(seals):
+            nonce = os.urandom(12)
+            text = b'{"role":"user","content":"message"}'
+            sealed = nonce + key.cipher.encrypt(nonce, text, associated)
+            binascii.b2a_base64(sealed, newline=False)
 
     return encrypt
 

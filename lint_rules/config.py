@@ -14,8 +14,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lint_rules.rule import ConfigError, Rule
+
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import Project
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,6 +31,28 @@ ENGINE_CODES = {"LR000": "invalid-file", "LR999": "internal-error"}
 rule that raised), by name. They are reported whatever ``select`` says."""
 
 ENGINE_KEYS = ("select", "ignore", "exclude", "per-file-ignores")
+
+
+class Validated:
+    """What validating a configuration read: the ``Project`` its rules were built with
+    (the module sources parsed, the fields read), handed once to the run that follows
+    (``take``), so that the declarations are not read again.
+
+    Not pickled: a worker process started another way than ``fork`` reads them again."""
+
+    def __init__(self, project: Project | None = None) -> None:
+        self._project = project
+
+    def take(self) -> Project | None:
+        """The validating ``Project``, the first time only, and only while every module
+        source and directory its lookups consulted is as it was (else ``None``)."""
+        project, self._project = self._project, None
+        if project is None or not project.declarations.unchanged():
+            return None
+        return project
+
+    def __reduce__(self) -> tuple[type[Validated], tuple[()]]:
+        return (Validated, ())
 
 
 @dataclass(frozen=True)
@@ -41,6 +67,8 @@ class Config:
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     rule_options: Mapping[str, object] = field(default_factory=dict)
     """Values of the rule-owned keys, by key (e.g. ``renames``)."""
+    validated: Validated = field(default_factory=Validated, compare=False, repr=False)
+    """What validating it read, for the first run's ``Project`` (``Validated.take``)."""
 
     def options_for(self, rule: type[Rule]) -> dict[str, object]:
         """The options a rule owns or reads (``Rule.READS``) that are set."""
@@ -177,7 +205,8 @@ def parse_config(
     """Validate a ``[tool.lint_rules]`` table; every error names its key.
 
     The rules are instantiated once to validate their options, with a ``Project`` of
-    ``root`` (modules they read declarations from are looked up there first)."""
+    ``root`` (modules they read declarations from are looked up there first), which
+    the configuration keeps for the first run (``Config.validated``)."""
     from lint_rules.analysis.project import Project
 
     where = f"{source} [tool.lint_rules]"
@@ -208,7 +237,7 @@ def parse_config(
             rule.create(config.options_for(rule), project)
         except ConfigError as error:
             raise ConfigError(f"{where}: {error}") from error
-    return config
+    return replace(config, validated=Validated(project))
 
 
 def known_codes(rules: Sequence[type[Rule]]) -> set[str]:

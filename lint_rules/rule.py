@@ -301,6 +301,12 @@ class Rule:
         """Whether this file may contain a finding; never wrong when it says no."""
         return True
 
+    def admits(self, file: FileContext) -> bool:
+        """Whether the rule runs on ``file``, asked before it is parsed: ``prefilter`` of
+        its text, unless the rule knows more from the file's path and project (LR001 knows
+        from the reference engine's plan which files hold only other things' names)."""
+        return self.prefilter(file.text)
+
     @classmethod
     def cache_fingerprint(cls, directory: Path) -> str:
         """What, besides the file and ``[tool.lint_rules]``, decides the findings of the

@@ -9,6 +9,11 @@ Whatever is read from the project lasts as long as its ``Project``: two runs in 
 process, on two projects or on one project whose files changed in between, share
 nothing.
 
+The one exception: the ``Project`` that validated a configuration (``parse_config``)
+starts the first run's (``start``), which reuses its declarations and shared state
+instead of reading the same modules again, while they are unchanged
+(``config.Validated``).
+
 The engine tells a ``Project`` which files are the project's (``list_files``, its
 discovery): nothing here walks directories itself.
 """
@@ -59,16 +64,22 @@ class Project:
         root: Path | None,
         list_files: FileLister | None = None,
         shared: Mapping[object, object] | None = None,
+        start: Project | None = None,
     ) -> None:
         self.root = root
         self._list_files = list_files
-        self.declarations = Declarations(root)
+        self.declarations: Declarations = (
+            start.declarations if start is not None else Declarations(root)
+        )
         """The module sources rules read declarations from (``Literal``, ``Protocol``)."""
         self.reads = 0
         """How many times findings consulted other files of the project (``note_read``)."""
         self._index: ProjectIndex | None = None
         self._names: ProjectNames | None = None
-        self._shared: dict[object, object] = dict(shared or {})
+        self._shared: dict[object, object] = {
+            **(start._shared if start is not None else {}),
+            **(shared or {}),
+        }
 
     def note_read(self) -> None:
         """Record that the file being checked had its findings decided by other files of

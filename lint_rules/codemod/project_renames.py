@@ -32,6 +32,8 @@ from pathlib import Path
 from lint_rules.analysis.consistency import module_name
 from lint_rules.analysis.renames import Target, withheld_note
 from lint_rules.codemod.references import (
+    OTHER,
+    PLAN_KINDS,
     TARGET,
     UNKNOWN,
     EngineError,
@@ -135,6 +137,22 @@ class ProjectRenames:
                 found.extend(self._sites_of(resolved, spelling, current))
         return sorted(found, key=lambda site: (site.line, site.column, site.key))
 
+    def quiet(self, path: Path, text: str) -> bool:
+        """Whether ``sites`` would report nothing in ``path`` (whose text is ``text``),
+        known from the plan alone, without parsing the file: the plan is made, read this
+        very text, and decided every occurrence there (of every target) another thing's.
+        ``False`` when that is not known."""
+        if self._plan is None or self._error is not None:
+            return False
+        resolved = path.resolve()
+        if self._plan.read_occurrences(resolved, text) is None:
+            return False
+        return all(
+            o.verdict == OTHER
+            for judged in self._judged.values()
+            for o in self._plan.in_file(judged.reference, resolved)
+        )
+
     # -- the plan -----------------------------------------------------------------------------
 
     def _make_plan(self) -> None:
@@ -176,8 +194,9 @@ class ProjectRenames:
         self, path: Path, text: str, now: Mapping[str, list[Occurrence]]
     ) -> list[Site]:
         """The keys of keyword targets read in ``path`` from a ``**kwargs`` dictionary that
-        another function hands on (``forwarded`` occurrences: the plan finds them, the
-        file's own syntax does not say they are the target's): each is reported."""
+        another function hands on (``forwarded`` occurrences), or written in a dictionary
+        unpacked into a call (``unpacked``): the plan finds them, the file's own syntax
+        does not say they are the target's; each is reported."""
         keyword = [
             j
             for j in self._judged.values()
@@ -192,7 +211,7 @@ class ProjectRenames:
         for judged in keyword:
             here = {o.start for o in now.get(judged.target.old, [])}
             for o in self._plan.in_file(judged.reference, path):
-                if o.kind == "forwarded" and o.start not in here:
+                if o.kind in PLAN_KINDS and o.start not in here:
                     why = judged.withheld
                     note = f"{o.reason}; {withheld_note(why)}" if why else o.reason
                     sites.append(_site(o, judged.target, False, note=note))
@@ -205,7 +224,7 @@ class ProjectRenames:
             return [_site(o, judged[0].target, False, note=why) for o in current]
         planned = {j.target: self._plan.in_file(j.reference, path) for j in judged}
         read = next((found for found in planned.values() if found), [])
-        read = [o for o in read if o.kind != "forwarded"]  # reported by `_forwarded_sites`
+        read = [o for o in read if o.kind not in PLAN_KINDS]  # reported by `_forwarded_sites`
         renamed_safe = {
             o.start
             for j in judged

@@ -27,7 +27,7 @@ import queue
 import re
 import shutil
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -167,13 +167,21 @@ class LanguageServer:
         self, path: Path, at: Position, *, include_declaration: bool = True
     ) -> list[Location]:
         """Every reference the engine knows of the symbol at ``at`` (sorted)."""
-        result = self._ask(
+        return self.references_later(path, at, include_declaration=include_declaration)()
+
+    def references_later(
+        self, path: Path, at: Position, *, include_declaration: bool = True
+    ) -> Callable[[], list[Location]]:
+        """``references``, asked now and awaited by calling the function returned: requests
+        sent one after the other are answered while the caller works (``plan`` reads the
+        files meanwhile), not one at a time."""
+        wait = self._ask_later(
             "textDocument/references",
             path,
             at,
             {"context": {"includeDeclaration": include_declaration}},
         )
-        return sorted(self._locations(result))
+        return lambda: sorted(self._locations(wait()))
 
     def definition(self, path: Path, at: Position) -> list[Location]:
         """Where the symbol at ``at`` is defined (``[]``: the engine does not know)."""
@@ -215,30 +223,51 @@ class LanguageServer:
     # -- JSON-RPC -----------------------------------------------------------------------------
 
     def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+        return self.request_later(method, params, timeout=timeout)()
+
+    def request_later(
+        self, method: str, params: Any, *, timeout: float | None = None
+    ) -> Callable[[], Any]:
+        """Send a request now; the function returned waits for its answer (the engine works
+        on it meanwhile, and on any other request sent before that one is awaited)."""
         with self._lock:
             self._next_id += 1
             number = self._next_id
             answer: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1)
             self._waiting[number] = answer
-        self._send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
         try:
-            message = answer.get(timeout=self.timeout if timeout is None else timeout)
-        except queue.Empty:
-            raise EngineError(f"{method}: no answer within {self.timeout:.0f} s") from None
-        finally:
+            self._send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+        except BaseException:
             with self._lock:
                 self._waiting.pop(number, None)
-        if "error" in message:
-            error = message["error"]
-            if error.get("code") == -32801:  # content modified: the engine's answer is stale
-                return None
-            raise EngineError(f"{method}: {error.get('message', error)}")
-        return message.get("result")
+            raise
+
+        def wait() -> Any:
+            try:
+                message = answer.get(timeout=self.timeout if timeout is None else timeout)
+            except queue.Empty:
+                raise EngineError(f"{method}: no answer within {self.timeout:.0f} s") from None
+            finally:
+                with self._lock:
+                    self._waiting.pop(number, None)
+            if "error" in message:
+                error = message["error"]
+                if error.get("code") == -32801:  # content modified: the engine's answer is stale
+                    return None
+                raise EngineError(f"{method}: {error.get('message', error)}")
+            return message.get("result")
+
+        return wait
 
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def _ask(self, method: str, path: Path, at: Position, extra: dict[str, Any]) -> Any:
+        return self._ask_later(method, path, at, extra)()
+
+    def _ask_later(
+        self, method: str, path: Path, at: Position, extra: dict[str, Any]
+    ) -> Callable[[], Any]:
         path = path.resolve()
         self.open(path)
         params = {
@@ -246,7 +275,7 @@ class LanguageServer:
             "position": {"line": at.line - 1, "character": self._utf16(path, at)},
             **extra,
         }
-        return self.request(method, params)
+        return self.request_later(method, params)
 
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
@@ -382,7 +411,9 @@ class Occurrence:
     from a ``**kwargs`` dictionary: ``options.get("old")``, ``options["old"]``) or
     ``format`` (a ``str.format`` field reading the attribute: ``"{self.old!r}"``) or
     ``forwarded`` (a key read, in another function, from a ``**kwargs`` dictionary handed
-    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``) or ``source``
+    to it: ``forwarded_reads``; found by the plan, not by ``occurrences``), ``unpacked``
+    (a key of a dictionary display unpacked into a call, ``f(**options())``:
+    ``unpacked_keys``; found by the plan too) or ``source``
     (the spelling in a string of Python source that imports, calls or reads it:
     ``create_module("from pkg import old ...")``, ``mock.patch("pkg.mod.old")``).
     """
@@ -401,6 +432,8 @@ class Occurrence:
     attribute is ``str``'s own: never a module's nor the project's."""
 
 
+PLAN_KINDS = frozenset({"forwarded", "unpacked"})
+"""Occurrences only the plan finds (across functions and modules), not ``occurrences``."""
 _STRING_KINDS = frozenset({"__all__", "getattr", "options", "format", "source"})
 _GETATTR = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _DICT_READS = frozenset({"get", "pop", "setdefault"})
@@ -842,6 +875,7 @@ class Classifier:
         *,
         module_attribute: bool = False,
         keyword: bool = False,
+        references: Callable[[], list[Location]] | None = None,
     ) -> None:
         self.server = server
         self.member = member
@@ -858,10 +892,8 @@ class Classifier:
         if definition is not None:
             path = definition.path.resolve()
             self._target = (path, definition.start)
-            self._references = {
-                (location.path, location.start)
-                for location in server.references(path, definition.start)
-            }
+            answer = references or (lambda: server.references(path, definition.start))
+            self._references = {(location.path, location.start) for location in answer()}
             self._target_class = _enclosing_class(path, definition.start.line)
             self._target_function = _enclosing_function(path, definition.start.line)
             if self._target_function is not None:
@@ -1386,6 +1418,18 @@ def occurrences_in(
     parse or decode has none). ``read`` is given the digest and occurrences of each file
     holding a spelling (``Plan.read``)."""
     found: dict[str, list[Occurrence]] = {spelling: [] for spelling in spellings}
+    for held in _each_file(files, spellings, read):
+        for spelling, listed in held.items():
+            found[spelling].extend(listed)
+    return found
+
+
+def _each_file(
+    files: Sequence[Path],
+    spellings: set[str],
+    read: dict[Path, tuple[bytes, dict[str, list[Occurrence]]]] | None,
+) -> Iterator[dict[str, list[Occurrence]]]:
+    """``occurrences_in``, file after file: the occurrences of each spelling a file holds."""
     for path in files:
         try:
             text = path.read_text(encoding="utf-8")
@@ -1398,9 +1442,8 @@ def occurrences_in(
             continue
         if read is not None and held:
             read[resolved] = (text_digest(text), held)
-        for spelling, listed in held.items():
-            found[spelling].extend(listed)
-    return found
+        if held:
+            yield held
 
 
 @dataclass(frozen=True)
@@ -1473,22 +1516,39 @@ def plan(
     """Classify every occurrence of every target in ``files``, paying per file, not per
     file and target: each file is read once and tested for every spelling at once; each
     file holding a spelling is parsed and walked once for all of them; the engine starts
-    only if some spelling occurs, and answers every target from the same (warm) process."""
+    only if some spelling occurs, and answers every target from the same (warm) process.
+    The engine starts at the first occurrence, and each target's references are asked as
+    soon as its spelling occurs: the engine answers them while the files are read."""
     result = Plan({}, set())
-    found = occurrences_in(files, {target.old for target in targets}, result.read)
-    live = [t for t in targets if found[t.old]]
-    if not live:
-        return result
-    with LanguageServer(list(command) if command else ty_command(), root) as server:
-        for target in live:
-            start = definition_site(
-                target.module.resolve(), target.owner, target.old, target.keyword
-            )
-            definition = None
-            if start is None:
+    found: dict[str, list[Occurrence]] = {target.old: [] for target in targets}
+    asked: dict[RenameTarget, tuple[Location | None, Callable[[], list[Location]] | None]] = {}
+    server: LanguageServer | None = None
+    try:
+        for held in _each_file(files, set(found), result.read):
+            for spelling, listed in held.items():
+                found[spelling].extend(listed)
+            for target in targets:
+                if target in asked or not held.get(target.old):
+                    continue
+                if server is None:
+                    server = LanguageServer(list(command) if command else ty_command(), root)
+                module = target.module.resolve()
+                start = definition_site(module, target.owner, target.old, target.keyword)
+                if start is None:
+                    asked[target] = (None, None)
+                else:
+                    asked[target] = (
+                        Location(module, start, start),
+                        server.references_later(module, start),
+                    )
+        if server is None:
+            return result
+        for target in targets:
+            if target not in asked:
+                continue
+            definition, references = asked[target]
+            if definition is None:
                 result.missing.add(target)
-            else:
-                definition = Location(target.module.resolve(), start, start)
             classifier = Classifier(
                 server,
                 definition,
@@ -1496,14 +1556,20 @@ def plan(
                 target.old,
                 module_attribute=not target.owner,
                 keyword=target.keyword,
+                references=references,
             )
             decided = classifier.classify(found[target.old])
             if target.keyword:
-                decided = sorted([*decided, *forwarded_reads(server, files, target.old, decided)])
+                forwarded = forwarded_reads(server, files, target.old, decided)
+                unpacked = unpacked_keys(server, files, target.old, decided)
+                decided = sorted([*decided, *forwarded, *unpacked])
             if definition is None:
                 why = _missing_reason(target)
                 decided = [_with(o, o.verdict, why) if o.reason == _STALE else o for o in decided]
             result.occurrences[target] = decided
+    finally:
+        if server is not None:
+            server.close()
     return result
 
 
@@ -1522,21 +1588,9 @@ def forwarded_reads(
     parameter that is one in turn. ``known``: occurrences already found (the same-module
     hand-offs of ``occurrences``), not reported twice."""
     seen = {(o.path.resolve(), o.start) for o in known}
-    quoted = (f'"{spelling}"', f"'{spelling}'")
     found: list[Occurrence] = []
     origins: dict[tuple[Path, int], str | None] = {}
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not any(q in text for q in quoted):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        path = path.resolve()
+    for path, tree in _quoting(files, spelling, {}):
         for function, reads in _parameter_reads(tree, spelling):
             reads = [r for r in reads if (path, r) not in seen]
             if not reads:
@@ -1549,6 +1603,159 @@ def forwarded_reads(
                 )
                 found.extend(Occurrence(path, r, "forwarded", UNKNOWN, reason) for r in reads)
     return found
+
+
+def unpacked_keys(
+    server: LanguageServer,
+    files: Sequence[Path],
+    spelling: str,
+    known: Sequence[Occurrence] = (),
+) -> list[Occurrence]:
+    """Keys ``spelling`` of dictionary displays that reach a call through ``**``: unpacked
+    where written (``f(**{"old": 1})``), through a name of the same function
+    (``params = {...}; f(**params)``), or returned by a function whose call is unpacked
+    somewhere in the project (``f(**options())``, its callers asked of the engine). Each
+    is unknown: the call may be the target's, and renaming the parameter without the key
+    makes it fail. A dictionary never unpacked (data, ``json.dumps``) is left alone."""
+    seen = {(o.path.resolve(), o.start) for o in known}
+    found: list[Occurrence] = []
+    trees: dict[Path, ast.Module | None] = {}
+    for path, tree in _quoting(files, spelling, trees):
+        for key, reason in _unpacked_dictionary_keys(server, path, tree, spelling, trees):
+            start = Position(key.lineno, key.col_offset + 1)
+            if (path, start) not in seen:
+                found.append(Occurrence(path, start, "unpacked", UNKNOWN, reason))
+    return found
+
+
+_UNPACKED = "unpacked with `**` into a call, which may be the target's: a keyword no engine follows"
+
+
+def _unpacked_dictionary_keys(
+    server: LanguageServer,
+    path: Path,
+    tree: ast.Module,
+    spelling: str,
+    trees: dict[Path, ast.Module | None],
+) -> list[tuple[ast.expr, str]]:
+    """``(key, reason)`` for each key ``spelling`` of a dictionary display of ``tree``
+    that is unpacked into a call (``unpacked_keys``)."""
+    parents: dict[int, ast.AST] = {}
+    scopes: dict[int, ast.AST] = {}
+
+    def visit(node: ast.AST, scope: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+            scopes[id(child)] = scope
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+            visit(child, inner)
+
+    visit(tree, tree)
+    found: list[tuple[ast.expr, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = [k for k in node.keys if k is not None and _string(k) == spelling]
+        if not keys:
+            continue
+        reason = _dictionary_unpacked(server, path, node, parents, scopes, trees)
+        if reason is not None:
+            found.extend((key, reason) for key in keys)
+    return found
+
+
+def _dictionary_unpacked(
+    server: LanguageServer,
+    path: Path,
+    node: ast.Dict,
+    parents: dict[int, ast.AST],
+    scopes: dict[int, ast.AST],
+    trees: dict[Path, ast.Module | None],
+) -> str | None:
+    """Why the dictionary display ``node`` may be unpacked into a call, or ``None``."""
+    parent = parents.get(id(node))
+    scope = scopes.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.arg is None:
+        return f"a key of a dictionary {_UNPACKED}"
+    name = None
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+        name = parent.targets[0].id if isinstance(parent.targets[0], ast.Name) else None
+    elif isinstance(parent, ast.AnnAssign) and isinstance(parent.target, ast.Name):
+        name = parent.target.id
+    returned = isinstance(parent, ast.Return)
+    if name is not None and scope is not None:
+        for inner in ast.walk(scope):
+            if (
+                isinstance(inner, ast.keyword)
+                and inner.arg is None
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == name
+            ):
+                return f"a key of `{name}`, {_UNPACKED} (`**{name}`)"
+            if (
+                isinstance(inner, ast.Return)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == name
+            ):
+                returned = True
+    if not (returned and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return None
+    function = scope
+    line = server.line(path, function.lineno)
+    column = _word(line, function.name, function.col_offset)
+    if column < 0:
+        return None
+    for reference in server.references(path, Position(function.lineno, column)):
+        tree = _tree(reference.path, trees)
+        if tree is not None and _called_unpacked(tree, reference.start):
+            return (
+                f"a key of the dictionary `{function.name}()` returns, {_UNPACKED}"
+                f" (`**{function.name}()`)"
+            )
+    return None
+
+
+def _called_unpacked(tree: ast.Module, at: Position) -> bool:
+    """Whether a call whose callee is named at ``at`` is unpacked into a call
+    (``f(**options())``)."""
+    return any(
+        isinstance(node, ast.keyword)
+        and node.arg is None
+        and isinstance(node.value, ast.Call)
+        and _called_name(node.value) == at
+        for node in ast.walk(tree)
+    )
+
+
+def _quoting(
+    files: Sequence[Path], spelling: str, trees: dict[Path, ast.Module | None]
+) -> Iterator[tuple[Path, ast.Module]]:
+    """Each of ``files`` whose text quotes ``spelling`` (``"old"`` or ``'old'``), resolved,
+    with its syntax tree (kept in ``trees``); a file that does not read or parse is not."""
+    quoted = (f'"{spelling}"', f"'{spelling}'")
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(q in text for q in quoted):
+            resolved = path.resolve()
+            tree = _tree(resolved, trees, text)
+            if tree is not None:
+                yield resolved, tree
+
+
+def _tree(
+    path: Path, trees: dict[Path, ast.Module | None], text: str | None = None
+) -> ast.Module | None:
+    """``path``'s syntax tree (``None``: unreadable or not Python), parsed once."""
+    if path not in trees:
+        try:
+            source = path.read_text(encoding="utf-8") if text is None else text
+            trees[path] = ast.parse(source)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            trees[path] = None
+    return trees[path]
 
 
 def _parameter_reads(

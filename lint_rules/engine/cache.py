@@ -154,7 +154,10 @@ def run_key(config: Config, rules: Sequence[Rule], options: RunOptions) -> str:
         "tool": stamps,
         "dependencies": [_stamp(path) for path in dependencies],
         "rules": sorted(rule.CODE for rule in rules),
-        "config": {**asdict(config), "root": str(config.root)},
+        "config": {
+            **{key: value for key, value in asdict(config).items() if key != "validated"},
+            "root": str(config.root),
+        },
         "include_generated": options.include_generated,
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[

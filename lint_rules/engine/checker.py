@@ -83,7 +83,7 @@ class Checker:
             if index in failures:
                 continue
             try:
-                if not self.use_prefilter or rule.prefilter(text):
+                if not self.use_prefilter or rule.admits(context):
                     admitted.append(index)
             except Exception as error:
                 failures[index] = _describe(error)

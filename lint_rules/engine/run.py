@@ -300,10 +300,13 @@ def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     return results, timing.since(before)
 
 
-def open_project(root: Path, shared: Mapping[object, object] | None = None) -> Project:
+def open_project(
+    root: Path, shared: Mapping[object, object] | None = None, start: Project | None = None
+) -> Project:
     """A new ``Project`` for the files under ``root``, as ``discover`` finds them (with
-    the project-wide state another process built for this run, ``shared``)."""
-    return Project(root, project_files, shared)
+    the project-wide state another process built for this run, ``shared``, or what the
+    ``Project`` that validated the configuration read, ``start``)."""
+    return Project(root, project_files, shared, start)
 
 
 class Worker:
@@ -316,7 +319,10 @@ class Worker:
         options: RunOptions,
         shared: Mapping[object, object] | None = None,
     ) -> None:
-        self.project = open_project(config.root, shared)
+        # The parent takes what validating the configuration read (once, if unchanged);
+        # a worker process has it from the parent's ``shared`` state.
+        start = config.validated.take() if shared is None else None
+        self.project = open_project(config.root, shared, start)
         instances = [rule.create(config.options_for(rule), self.project) for rule in rules]
         self.rule_classes = tuple(rules)
         self.checker = Checker(instances, options, self.project)

@@ -11,7 +11,7 @@ from lint_rules.analysis.renames import Renames, Target, parse_renames
 from lint_rules.analysis.string_values import COMPARED, LITERAL, ValuePositions, value_positions
 from lint_rules.codemod.references import OTHER, UNKNOWN
 from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
-from lint_rules.rule import Edit, Fix, Invalid, Rule, RuleOptions, Valid
+from lint_rules.rule import Edit, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -134,7 +134,9 @@ class StaleNameRule(Rule):
     occurrence of its old
     spelling in the project's files (names, attributes, keywords in calls and
     definitions, `__all__` entries, `getattr`/`hasattr`/`setattr` strings, keys
-    read from a `**kwargs` dictionary, `"{self.old}"` fields of format strings,
+    read from a `**kwargs` dictionary, keys of a dictionary unpacked into a call
+    (`f(**{"old": 1})`, through a local name, or returned by a helper:
+    `Retry(**options())`), `"{self.old}"` fields of format strings,
     strings of Python source that import, call or read it, such as a test's
     `create_module("from pkg import old ...")` or `mock.patch("pkg.mod.old")`)
     is classified with ty's language server (references, then "go to
@@ -397,6 +399,26 @@ class StaleNameRule(Rule):
         return any(old in text for old in self.old_names) or any(
             old in text for old in self.renames.strings
         )
+
+    def admits(self, file: FileContext) -> bool:
+        """``prefilter``, and no when every spelling the file holds is a qualified target's
+        that the reference engine's plan judged (made already), and the plan read this very
+        text and found only other things' occurrences there (``str(text).split`` for a
+        module's ``split``): the file would have no finding, and is not parsed for it."""
+        text = file.text
+        if not self.prefilter(text):
+            return False
+        project, root = file.project, file.root
+        if project is None or root is None or any(old in text for old in self.renames.strings):
+            return True
+        present = [old for old in self.old_names if old in text]
+        if any(old in self.renames.bare for old in present):
+            return True
+        judge = _qualified_judge(project, root, self.renames)
+        if not all(judge.handles(t) for old in present for t in self.renames.targets[old]):
+            return True
+        project.note_read()  # the plan read the other files of the project
+        return not judge.quiet(file.path, text)
 
     def dependencies(self) -> list[Path]:
         return self._sources

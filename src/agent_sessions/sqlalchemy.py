@@ -33,18 +33,22 @@ Driver for MariaDB/MySQL: ``asyncmy`` (``mysql+asyncmy://``; ``mysql://`` and
 ``mariadb://`` mean it too): it is the maintained asyncio driver with a compiled protocol
 (Cython), where ``aiomysql`` is pure Python on top of PyMySQL. Any other asyncio driver
 SQLAlchemy knows can be named in a URL given to :class:`SQLAlchemyStore`; the test suite
-runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too).
+runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too). On asyncmy and psycopg
+autocommit connections the statements of reads, adds and pops run on the pooled
+connection's driver connection as the driver's own SQL (no compile, result or greenlet hop
+per statement).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from ._json import decode_item, decode_items
 from ._schema import TableVersions
@@ -117,6 +121,23 @@ _ONE_STATEMENT_BYTES = 512 * 1024
 """The largest batch (payload bytes) MariaDB/MySQL get as one INSERT; a larger one runs in
 a transaction (the driver splits a multi-row insert into statements of about 1 MB, and
 the server refuses one larger than its ``max_allowed_packet``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _DriverSQL:
+    """A store's statements as the driver's own SQL (``%s`` parameters, in order)."""
+
+    get_all: str
+    get_latest: str
+    mysql_add: str
+    mariadb_pop: str
+    pg_add: str
+    pg_pop: str
+
+
+_ON_DRIVER = ("asyncmy", "psycopg")
+"""The drivers whose connections run our statements directly (``%s`` parameters, an
+async cursor): no SQLAlchemy compile, result or greenlet hop per statement."""
 
 
 def _check_table(table: object) -> str:
@@ -294,13 +315,45 @@ class SQLAlchemyStore(BaseStore):
         # the session's other writers wait, so the batch lands after every write that
         # held the row before, in its ORDER BY. No lock row (a session never written, or
         # cleared): nothing inserted, and _add_items creates it and runs this again.
-        self._mysql_add_statement = sa.text(
+        mysql_add = (
             f"INSERT INTO {self.table} (session_id, payload)"
             f" SELECT l.session_id, v.payload FROM {self.table}_locks AS l"
-            " JOIN JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,"
+            " JOIN JSON_TABLE({batch}, '$[*]' COLUMNS (n FOR ORDINALITY,"
             " payload LONGTEXT CHARACTER SET utf8mb4 PATH '$' ERROR ON EMPTY ERROR ON ERROR))"
-            " AS v WHERE l.session_id = :sid ORDER BY v.n FOR UPDATE"
+            " AS v WHERE l.session_id = {sid} ORDER BY v.n FOR UPDATE"
+        )
+        self._mysql_add_statement = sa.text(
+            mysql_add.replace("{batch}", ":batch").replace("{sid}", ":sid")
         ).bindparams(sa.bindparam("sid", type_=_session_key()), sa.bindparam("batch"))
+        # The same statements as the driver's own SQL (format paramstyle), run on the
+        # pooled connection's driver connection by _on_driver where the driver is known.
+        table = self.table
+        self._driver_sql = _DriverSQL(
+            get_all=f"SELECT id, payload FROM {table} WHERE session_id = %s ORDER BY id",
+            get_latest=(
+                f"SELECT id, payload FROM {table} WHERE session_id = %s ORDER BY id DESC LIMIT %s"
+            ),
+            # The batch's parameter comes first in the text, as in the tuple.
+            mysql_add=mysql_add.replace("{batch}", "%s").replace("{sid}", "%s"),
+            mariadb_pop=(
+                f"DELETE FROM {table} WHERE session_id = %s ORDER BY id DESC LIMIT 1"
+                " RETURNING id, payload"
+            ),
+            pg_add=(
+                f"WITH locked AS (INSERT INTO {table}_locks (session_id) VALUES (%s)"
+                " ON CONFLICT (session_id) DO UPDATE SET session_id = EXCLUDED.session_id"
+                f" RETURNING 1) INSERT INTO {table} (session_id, payload)"
+                " SELECT %s, item.payload FROM locked,"
+                " unnest(%s::text[]) WITH ORDINALITY AS item(payload, n) ORDER BY item.n"
+            ),
+            pg_pop=(
+                f"DELETE FROM {table} WHERE id = (SELECT id FROM {table}"
+                " WHERE session_id = %s ORDER BY id DESC LIMIT 1 FOR UPDATE)"
+                " RETURNING id, payload"
+            ),
+        )
+        # Whether this store runs them (_prepare: asyncmy or psycopg).
+        self._on_driver_ok = False
         self._clear_items = sa.delete(items).where(items.c.session_id == sid)
         self._clear_lock = sa.delete(locks).where(locks.c.session_id == sid)
         self._lock: sa.Executable
@@ -358,9 +411,14 @@ class SQLAlchemyStore(BaseStore):
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
         key = session_id.encode("utf-8")
         async with self._connection(write=False) as conn:
-            if limit is None:
-                result = await conn.execute(self._get_all, {"sid": key})
-                rows = result.all()
+            if self._on_driver_ok and _autocommit(conn):
+                if limit is None:
+                    rows = await self._on_driver(conn, self._driver_sql.get_all, (key,))
+                else:
+                    sql = self._driver_sql.get_latest
+                    rows = (await self._on_driver(conn, sql, (key, limit)))[::-1]
+            elif limit is None:
+                rows = (await conn.execute(self._get_all, {"sid": key})).all()
             else:
                 result = await conn.execute(self._get_latest, {"sid": key, "n": limit})
                 rows = result.all()[::-1]
@@ -371,19 +429,24 @@ class SQLAlchemyStore(BaseStore):
         if self._dialect == "postgresql":
             # One statement: the upsert in its CTE locks the session's row until the
             # statement commits, and the ids are drawn after it, in the batch's order.
-            await self._statement(self._pg_add, {"sid": key, "payloads": encoded})
+            await self._statement(
+                self._pg_add,
+                {"sid": key, "payloads": encoded},
+                driver=(self._driver_sql.pg_add, (key, key, encoded)),
+            )
             return
         one_statement = self._mysql_add
         if one_statement is not None:
             batch = _json_list(encoded)
             if len(batch) <= _ONE_STATEMENT_BYTES:
                 params = {"sid": key, "batch": batch}
+                driver = (self._driver_sql.mysql_add, (batch, key))
                 for _ in range(_RETRIES):
                     # One INSERT ... SELECT that waits on the session's lock row before
                     # InnoDB draws its ids (see _statements): 0 rows when the row is
                     # missing, which one autocommitted upsert creates for the next try (a
                     # clear may delete it in between: then again).
-                    if await self._statement(one_statement, params, rowcount=True):
+                    if await self._statement(one_statement, params, rowcount=True, driver=driver):
                         return
                     await self._statement(self._lock, {"sid": key})
         rows = [{"session_id": key, "payload": payload} for payload in encoded]
@@ -412,7 +475,14 @@ class SQLAlchemyStore(BaseStore):
         if one_statement is not None:
             # PostgreSQL's FOR UPDATE and MariaDB's row lock make a concurrent pop wait,
             # then take the next row: each item is popped once.
-            row = await self._statement(one_statement, {"sid": key}, first=True)
+            sql = (
+                self._driver_sql.pg_pop
+                if self._dialect == "postgresql"
+                else self._driver_sql.mariadb_pop
+            )
+            row = await self._statement(
+                one_statement, {"sid": key}, first=True, driver=(sql, (key,))
+            )
             if row is not None:
                 return row[0], row[1]
             # Nothing: the session is empty, or the statement waited for a replacement
@@ -565,12 +635,20 @@ class SQLAlchemyStore(BaseStore):
         *,
         first: bool = False,
         rowcount: bool = False,
+        driver: tuple[str, tuple[Any, ...]] | None = None,
     ) -> Any:
         """Run one writing statement as a transaction of its own (the first row it returns
         with ``first``, the number of rows it wrote with ``rowcount``): alone on an
-        autocommit connection, else committed once it answered."""
+        autocommit connection (as ``driver``'s SQL and parameters on the driver's own
+        connection where _on_driver can), else committed once it answered."""
 
         async def run(conn: AsyncConnection) -> Any:
+            if driver is not None and self._on_driver_ok and _autocommit(conn):
+                sql, values = driver
+                if rowcount:
+                    return await self._on_driver(conn, sql, values, rowcount=True)
+                rows = await self._on_driver(conn, sql, values)
+                return rows[0] if first and rows else None
             result = await conn.execute(statement, params)
             if rowcount:
                 return result.rowcount
@@ -605,6 +683,48 @@ class SQLAlchemyStore(BaseStore):
                 if attempt + 1 == _RETRIES or not _is_deadlock(exc.__cause__):
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _on_driver(
+        self,
+        conn: AsyncConnection,
+        sql: str,
+        params: tuple[Any, ...],
+        *,
+        rowcount: bool = False,
+    ) -> Any:
+        """Run ``sql`` on the driver connection under ``conn`` (an autocommit one: the
+        statement is its own transaction) and return its rows, or with ``rowcount`` the
+        number it wrote. A driver error leaves as SQLAlchemy's ``DBAPIError`` would,
+        its connection dropped where the driver says it is lost (``_connection`` drops
+        it on anything else: a cancellation, a timeout)."""
+        fairy = await conn.get_raw_connection()
+        driver: Any = fairy.driver_connection
+        dbapi_error: type[Exception] = conn.dialect.loaded_dbapi.Error
+        try:
+            cursor = driver.cursor()
+            try:
+                await cursor.execute(sql, params)
+                if rowcount:
+                    return cursor.rowcount
+                return await cursor.fetchall() if cursor.description else []
+            finally:
+                await cursor.close()
+        except Exception as exc:
+            # What SQLAlchemy's own execution does with a driver error.
+            lost = not isinstance(exc, dbapi_error) or conn.dialect.is_disconnect(
+                cast(Any, exc), fairy.dbapi_connection, None
+            )
+            if lost:
+                await _drop(conn)
+            raise sa_exc.DBAPIError.instance(
+                sql,
+                params,
+                exc,
+                dbapi_error,
+                hide_parameters=True,
+                connection_invalidated=lost,
+                dialect=conn.dialect,
+            ) from exc
 
     @property
     def _server(self) -> str:
@@ -645,6 +765,7 @@ class SQLAlchemyStore(BaseStore):
                     await self._check_schema(conn)
                 if self._dialect in _MYSQL:
                     await self._probe_mysql(conn)
+                self._on_driver_ok = conn.dialect.driver in _ON_DRIVER
         except SessionError:
             raise
         except (sa_exc.SQLAlchemyError, OSError) as exc:

@@ -742,3 +742,82 @@ def test_python_source_held_in_a_string_withholds_the_rename(tmp_path: Path) -> 
         "use.py:17:6",
     ]
     assert reason in after.out
+
+
+def test_a_key_unpacked_into_the_target_through_a_helper_withholds_the_rename(
+    tmp_path: Path,
+) -> None:
+    """A helper builds the keywords as a dictionary and returns it; its caller unpacks it
+    into the target (``Retry(**retry_options())``). The key is no keyword any engine
+    sees: renaming the parameter alone breaks the call, so the key is reported and the
+    rename withheld, never skipped in silence."""
+    root = _project(
+        tmp_path,
+        {"pkg.retry:Retry.__init__(method_whitelist)": "allowed_methods"},
+        {
+            "pkg/__init__.py": "",
+            "pkg/retry.py": """
+                class Retry:
+                    def __init__(self, total=3, method_whitelist=None):
+                        self.methods = method_whitelist
+                """,
+            "pkg/defaults.py": """
+                def retry_options():
+                    return {"total": 2, "method_whitelist": ["GET"]}
+                """,
+            "use.py": """
+                from pkg.defaults import retry_options
+                from pkg.retry import Retry
+
+                print(Retry(**retry_options()).methods, Retry(method_whitelist=["PUT"]).methods)
+                """,
+        },
+    )
+    before = _texts(root)
+    assert _python(root, "import use") == "['GET'] ['PUT']"
+
+    fixed = _lint(root, "fix")
+
+    assert fixed.code == 1, fixed.out
+    assert _texts(root) == before
+    (line,) = [line for line in fixed.out.splitlines() if line.startswith("pkg/defaults.py")]
+    assert line.startswith("pkg/defaults.py:2:26: LR001 ")
+    assert "`retry_options()` returns, unpacked with `**` into a call" in line
+    assert "1 rename withheld" in fixed.out
+    assert _python(root, "import use") == "['GET'] ['PUT']"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_holding_only_other_things_occurrences_is_not_parsed_for_lr001(
+    tmp_path: Path, jobs: int
+) -> None:
+    """Once the plan has decided every occurrence of a file another thing's (`str.split` for a
+    module's `split`), LR001 does not parse that file: the same findings as with every file
+    parsed (`use_prefilter=False`), and the result still depends on the project's files
+    (`reads_project`), so that an edit elsewhere checks it again."""
+    from lint_rules.config import load_config
+    from lint_rules.engine.results import RunOptions
+    from lint_rules.engine.run import run
+    from lint_rules.rules.stale_name import StaleNameRule
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/api.py": "def split(text):\n    return text.split(';')\n",
+        "pkg/uses.py": "from pkg.api import split\n\nparts = split('a;b')\n",
+    }
+    files.update({f"pkg/other{n}.py": f"words{n} = str(1).split(' ')\n" for n in range(16)})
+    root = _project(tmp_path, {"pkg.api:split": "split_statements"}, files)
+    config = load_config(root, [StaleNameRule])
+
+    quick = run([root], config, [StaleNameRule], RunOptions(use_cache=False, jobs=jobs))
+    every = run([root], config, [StaleNameRule], RunOptions(use_cache=False, use_prefilter=False))
+
+    parsed = {r.path.relative_to(root).as_posix(): r.parsed for r in quick.files}
+    assert {name for name, was in parsed.items() if not was} == {
+        f"pkg/other{n}.py" for n in range(16)
+    } | {"pkg/__init__.py"}
+    assert [(r.path, r.findings) for r in quick.files] == [
+        (r.path, r.findings) for r in every.files
+    ]
+    assert [r.path.name for r in quick.files if r.findings] == ["api.py", "uses.py"]
+    assert all(r.reads_project for r in quick.files if r.path.name.startswith("other"))

@@ -95,6 +95,18 @@ def test_columns_are_characters_of_the_text_not_utf16_units(
     )
 
 
+def test_requests_sent_together_are_each_answered_whatever_the_order_awaited(
+    server: LanguageServer, project: Path
+) -> None:
+    helpers = project / "pkg/helpers.py"
+    first = server.references_later(helpers, Position(1, 23))  # send_file's keyword
+    second = server.references_later(helpers, Position(5, 10))  # other's keyword
+    answered_second, answered_first = second(), first()
+    assert answered_second == server.references(helpers, Position(5, 10))
+    assert answered_first == server.references(helpers, Position(1, 23))
+    assert {location.start.line for location in answered_first} == {1, 2, 4, 6}
+
+
 def test_definition_of_a_look_alike_is_its_own(server: LanguageServer, project: Path) -> None:
     (definition,) = server.definition(project / "app.py", Position(5, 6))
     assert definition.start == Position(5, 10)  # `other`'s own parameter

@@ -254,3 +254,67 @@ def redis_cluster(nodes: int = 3) -> Iterator[list[int]]:
         for process in processes:
             process.wait(10)
         shutil.rmtree(root, ignore_errors=True)
+
+
+class DurableRedis:
+    """A redis-server of the test's own on a spare loopback port, every write in its
+    append-only file before it answers (``appendfsync always``): ``kill()`` SIGKILLs it,
+    ``start()`` starts it again on the same port and directory, which replays the file."""
+
+    def __init__(self, executable: str, directory: Path) -> None:
+        self.executable = executable
+        self.directory = directory
+        self.port = spare_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                self.executable,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.directory),
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--aof-load-truncated",
+                "yes",
+                "--logfile",
+                str(self.directory / "redis.log"),
+                "--daemonize",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_for_port(self.port, self.process, 10)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, nothing flushed that was not already."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(10)
+            self.process = None
+
+
+@contextlib.contextmanager
+def durable_redis() -> Iterator[DurableRedis]:
+    """A started ``DurableRedis`` in a temporary directory, stopped at the end."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        pytest.skip("redis-server is not installed")
+    with tempfile.TemporaryDirectory(prefix="agent-sessions-redis-") as directory:
+        server = DurableRedis(executable, Path(directory))
+        server.start()
+        try:
+            yield server
+        finally:
+            if server.process is not None:
+                server.process.terminate()
+                server.process.wait(10)

@@ -34,11 +34,16 @@ from agent_sessions.sqlalchemy import SQLAlchemyStore
 
 from .conftest import new_sa_table
 from .freezer import FreezableProxy
-from .proxy import FaultyProxy
+from .proxy import (
+    PASSWORD,
+    FaultyProxy,
+    check_acknowledged_items_survive_a_cut,
+    cut_batch,
+    proxied_url,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
-PASSWORD = "s3cret-pw"
 TIMEOUT = 1.0
 SOCKET_TIMEOUT = 2.0
 # What a call may take beyond timeout + socket_timeout (docs/sessions.md, "Any SQL
@@ -60,20 +65,6 @@ class Outage(Generic[_Proxy]):
     """The server's URL as errors must show it (through the proxy, password masked)."""
     bound: float
     """Seconds within which a call on the frozen server fails."""
-
-
-def _proxied(url: str, port: int, *, password: bool) -> tuple[str, str]:
-    """``url`` pointed at the proxy (with a password where the server ignores it), and
-    the same URL as errors show it."""
-    parts = urlsplit(url)
-    user = parts.username or ""
-    secret = f":{PASSWORD}" if password else ""
-    shown = ":***" if password else ""
-    host = f"127.0.0.1:{port}"
-    return (
-        parts._replace(netloc=f"{user}{secret}@{host}").geturl(),
-        parts._replace(netloc=f"{user}{shown}@{host}").geturl(),
-    )
 
 
 @dataclass
@@ -99,7 +90,7 @@ def server(request: pytest.FixtureRequest, created_tables: list[tuple[str, str]]
 @contextlib.asynccontextmanager
 async def _outage(server: Server, proxy: _Proxy) -> AsyncIterator[Outage[_Proxy]]:
     await proxy.start()
-    proxied, shown = _proxied(server.url, proxy.port, password=server.password)
+    proxied, shown = proxied_url(server.url, proxy.port, password=server.password)
     store = SQLAlchemyStore(
         proxied, table=server.table, timeout=TIMEOUT, socket_timeout=SOCKET_TIMEOUT
     )
@@ -171,13 +162,10 @@ async def test_a_batch_cut_mid_request_is_stored_whole_or_not_and_says_it_may_be
     outage: Outage[FaultyProxy],
 ) -> None:
     session = outage.store.session(_new_id())
-    await session.add_items([{"n": 0}])
-    outage.proxy.cut_next_request("mid_request")
-    with pytest.raises(SessionBackendError) as caught:
-        await session.add_items(BATCH)
-    _names_the_server(caught.value, outage)
+    caught = await cut_batch(session, outage.proxy, "mid_request", BATCH, SessionBackendError)
+    _names_the_server(caught, outage)
     # The statement left whole or in part: the client cannot know which.
-    assert caught.value.may_have_written
+    assert caught.may_have_written
     assert await session.get_items() in ([{"n": 0}], [{"n": 0}, *BATCH])
 
 
@@ -185,11 +173,8 @@ async def test_a_batch_whose_reply_is_lost_is_stored_whole_and_says_it_may_be(
     outage: Outage[FaultyProxy],
 ) -> None:
     session = outage.store.session(_new_id())
-    await session.add_items([{"n": 0}])
-    outage.proxy.cut_next_request("before_reply")
-    with pytest.raises(SessionBackendError) as caught:
-        await session.add_items(BATCH)
-    assert caught.value.may_have_written
+    caught = await cut_batch(session, outage.proxy, "before_reply", BATCH, SessionBackendError)
+    assert caught.may_have_written
     # The insert is one autocommit statement the server ran: stored, and whole.
     assert await session.get_items() == [{"n": 0}, *BATCH]
 
@@ -209,16 +194,9 @@ async def test_a_pop_whose_reply_is_lost_removed_at_most_that_item(
 async def test_acknowledged_items_survive_a_cut_and_writes_work_after_it(
     outage: Outage[FaultyProxy],
 ) -> None:
-    session = outage.store.session(_new_id())
-    await session.add_items([{"n": 0}])
-    await session.add_items([{"n": 1}, {"n": 2}])
-    outage.proxy.cut()
-    # The dead connection is reported once (never retried blindly: a retried write could
-    # be stored twice), or replaced silently.
-    with contextlib.suppress(SessionBackendError):
-        await session.get_items()
-    await session.add_items([{"n": 3}])
-    assert await session.get_items() == [{"n": i} for i in range(4)]
+    await check_acknowledged_items_survive_a_cut(
+        outage.store.session(_new_id()), outage.proxy, SessionBackendError
+    )
 
 
 # -- the server frozen ---------------------------------------------------------------------
@@ -310,7 +288,7 @@ class ThreadedProxy:
 @pytest.fixture
 def threaded(server: Server) -> Iterator[tuple[ThreadedProxy, str, Server]]:
     proxy = ThreadedProxy(*_target(server))
-    proxied, _ = _proxied(server.url, proxy.proxy.port, password=server.password)
+    proxied, _ = proxied_url(server.url, proxy.proxy.port, password=server.password)
     yield proxy, proxied, server
     proxy.close()
 
