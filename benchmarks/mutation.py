@@ -59,7 +59,14 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "sqlite": (
         "src/agent_sessions/sqlite.py",
-        ("tests/sessions/test_sqlite.py", "tests/sessions/test_sqlite_conformance.py"),
+        (
+            "tests/sessions/test_sqlite.py",
+            "tests/sessions/test_sqlite_conformance.py",
+            "tests/sessions/test_sqlite_corrupt_rows.py",
+            # the large reads and writes (off the loop), and the SDK's layout
+            "tests/sessions/test_sqlite_loop.py",
+            "tests/sessions/test_sqlite_sdk_layout.py",
+        ),
     ),
     "kit": (
         "src/agent_sessions/testing.py",
@@ -96,7 +103,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
 SUBSETS: dict[str, tuple[str, ...]] = {
     # sqlite.py has 1143 mutants, about 75 minutes at --children 1 on a shared machine: a
     # run mutates its data path, the functions that write, read, pop, replace and clear
-    # items (190 mutants), against its own tests and the conformance kit run on it.
+    # items (190 mutants), against its own tests, the conformance kit run on it, its
+    # large-call (loop) tests and its SDK-layout tests.
     # Opening, the schema, layouts, listing and the connection pools are left out.
     "sqlite": (
         "SQLiteStore._add",

@@ -22,15 +22,18 @@ import ast
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.machinery import PathFinder
 from pathlib import Path
+from typing import TypeVar, cast
 
 from lint_rules.quick import MODIFIED, state
 from lint_rules.rule import ConfigError
+
+T = TypeVar("T")
 
 TYPING_MODULES = ("typing", "typing_extensions")
 
@@ -166,9 +169,20 @@ class ModuleSource:
     reader: Declarations = field(compare=False, repr=False)
     """Where the modules it imports from are read (its project's ``Declarations``)."""
 
+    memo: dict[object, tuple[object, frozenset[Path]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """What was derived from the tree, by what was asked, with the module sources read
+    for it (``_remembered``)."""
+
+    @cached_property
+    def statements(self) -> list[ast.stmt]:
+        """The module-level statements (``top_level``), listed once."""
+        return top_level(self.tree)
+
     @cached_property
     def classes(self) -> dict[str, ast.ClassDef]:
-        return {node.name: node for node in top_level(self.tree) if isinstance(node, ast.ClassDef)}
+        return {node.name: node for node in self.statements if isinstance(node, ast.ClassDef)}
 
     @cached_property
     def nested_classes(self) -> list[tuple[ast.ClassDef, str, dict[str, ast.ClassDef]]]:
@@ -194,21 +208,24 @@ class ModuleSource:
 
     def alias(self, name: str) -> ast.expr | None:
         """The value assigned to a module-level ``name`` (None if not assigned)."""
-        value = None
-        for node in top_level(self.tree):
-            if (
-                isinstance(node, ast.Assign)
-                and any(
-                    isinstance(target, ast.Name) and target.id == name for target in node.targets
-                )
-            ) or (
+        return self.aliases.get(name)
+
+    @cached_property
+    def aliases(self) -> dict[str, ast.expr]:
+        """Each name module-level assignments bind, with the value (the last one wins)."""
+        table: dict[str, ast.expr] = {}
+        for node in self.statements:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        table[target.id] = node.value
+            elif (
                 isinstance(node, ast.AnnAssign)
                 and isinstance(node.target, ast.Name)
-                and node.target.id == name
                 and node.value is not None
             ):
-                value = node.value
-        return value
+                table[node.target.id] = node.value
+        return table
 
     def imported(self, name: str) -> str | None:
         """The qualified name a top-level import binds to ``name`` (``mod.attr`` or ``mod``)."""
@@ -218,7 +235,7 @@ class ModuleSource:
     def imports(self) -> dict[str, str]:
         """Each name the top-level imports bind, and what to (the first import wins)."""
         table: dict[str, str] = {}
-        for node in top_level(self.tree):
+        for node in self.statements:
             if isinstance(node, ast.ImportFrom):
                 base = self.resolve_relative(node.module, node.level)
                 for alias in node.names:
@@ -313,6 +330,11 @@ class Declarations:
         """Whether every module source read and directory searched is as it was then
         (size and modification time): what was found and parsed still holds."""
         return all(state(MODIFIED, path) == stamp for path, stamp in self.consulted.items())
+
+    def note_read(self, paths: Iterable[Path]) -> None:
+        """Count ``paths`` as read now (what a remembered result was read from)."""
+        for recorded in self._recorders:
+            recorded.update(paths)
 
     @contextmanager
     def recording(self) -> Iterator[set[Path]]:
@@ -762,8 +784,7 @@ def class_facts(
     node = source.classes.get(name)
     if node is None:
         return None
-    discriminators: dict[str, str] = {}
-    _single_literals(source, node, discriminators, seen=set())
+    discriminators = dict(_discriminators(source, node))
     discriminators.pop(field, None)
     target = (source.name, name)
     unions: set[str] = set()
@@ -785,17 +806,9 @@ def class_facts(
                     member_values.update(values)
     named = {name, *unions}
     producers: dict[str, ast.expr] = {}
-    for statement in top_level(source.tree):
-        if isinstance(statement, ast.ClassDef):
-            functions = _defs(statement)
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions = [statement]
-        else:
-            continue
-        for function in functions:
-            returns = _annotation_expression(function.returns)
-            if returns is not None and named & _names_in(returns):
-                producers[function.name] = returns
+    for function_name, returns, names in _returning(source):
+        if not named.isdisjoint(names):
+            producers[function_name] = returns
     return ClassFacts(
         source.name,
         name,
@@ -819,22 +832,64 @@ def _member_field(
     or the nearest base's (none if it cannot be read or does not declare it; None when
     it is annotated but not a ``Literal`` of strings); its discriminators go into
     ``siblings``."""
-    found_class = _definition(holder, member)
+    found_class = _remembered(
+        holder, ("definition", id(member)), lambda: _definition(holder, member)
+    )
     if found_class is None:
         return ()
     owner, member_name = found_class
     member_node = owner.classes.get(member_name)
     if member_node is None or (owner.name, member_name) == target:
         return ()
-    found: dict[str, str] = {}
-    _single_literals(owner, member_node, found, seen=set())
-    for pair in found.items():
+    for pair in _discriminators(owner, member_node).items():
         siblings.setdefault(pair, member_name)
-    declared = _class_attribute(owner, [member_name], field, seen=set())
+    return _remembered(
+        owner, ("field", member_name, field), lambda: _declared_values(owner, member_name, field)
+    )
+
+
+def _declared_values(owner: ModuleSource, name: str, field: str) -> tuple[str, ...] | None:
+    """The values class ``name`` of ``owner`` (or its nearest base) declares for
+    ``field``: none if it does not, None if not a ``Literal`` of strings."""
+    declared = _class_attribute(owner, [name], field, seen=set())
     if declared is None:
         return ()
     values = _literal_strings(declared[0], declared[1], seen=set())
     return None if values is None else tuple(values)
+
+
+def _discriminators(source: ModuleSource, node: ast.ClassDef) -> dict[str, str]:
+    """The attributes of class ``node`` (its own and its bases') annotated with a
+    ``Literal`` of one string, with that string; read once per class (do not change it)."""
+
+    def read() -> dict[str, str]:
+        found: dict[str, str] = {}
+        _single_literals(source, node, found, seen=set())
+        return found
+
+    return _remembered(source, ("discriminators", id(node)), read)
+
+
+def _returning(source: ModuleSource) -> list[tuple[str, ast.expr, frozenset[str]]]:
+    """Each module-level function and method of a module-level class with a return
+    annotation: its name, the annotation and the names in it (read once per module)."""
+
+    def read() -> list[tuple[str, ast.expr, frozenset[str]]]:
+        returning = []
+        for statement in source.statements:
+            if isinstance(statement, ast.ClassDef):
+                functions = _defs(statement)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions = [statement]
+            else:
+                continue
+            for function in functions:
+                returns = _annotation_expression(function.returns)
+                if returns is not None:
+                    returning.append((function.name, returns, frozenset(_names_in(returns))))
+        return returning
+
+    return _remembered(source, "returning", read)
 
 
 def union_modules(source: ModuleSource, configured: ModuleSource, name: str) -> list[ModuleSource]:
@@ -950,26 +1005,11 @@ def _unions_holding(source: ModuleSource, target: tuple[str, str]) -> dict[str, 
     """The aliases of ``source`` of unions that hold class ``target`` (its module and
     name, wherever it is imported from), each with its members (those of the unions it
     holds too)."""
-    unions: dict[str, list[ast.expr]] = {}
-    for statement in top_level(source.tree):
-        targets: list[ast.expr] = []
-        if isinstance(statement, ast.Assign):
-            targets, value = statement.targets, statement.value
-        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-            targets, value = [statement.target], statement.value
-        expression = _annotation_expression(value) if targets else None
-        members = _union_members(source, expression) if expression is not None else None
-        if members is not None:
-            for assigned in targets:
-                if isinstance(assigned, ast.Name):
-                    unions[assigned.id] = members
+    unions = _union_aliases(source)
     if not unions:
         return {}
     name = target[1]
-
-    imported_as = {
-        local for local, qualified in source.imports.items() if qualified.endswith("." + name)
-    }
+    imported_as = _imported_as(source).get(name, frozenset())
 
     def is_target(member: ast.expr) -> bool:
         if isinstance(member, ast.Name):
@@ -1002,6 +1042,57 @@ def _unions_holding(source: ModuleSource, target: tuple[str, str]) -> dict[str, 
                 yield from members_of(member.id, seen)
 
     return {alias: list(members_of(alias, {alias})) for alias in sorted(holding)}
+
+
+def _union_aliases(source: ModuleSource) -> dict[str, list[ast.expr]]:
+    """The module-level aliases of unions of ``source``, each with its members as
+    written (``_union_members``); read once per module."""
+
+    def read() -> dict[str, list[ast.expr]]:
+        unions: dict[str, list[ast.expr]] = {}
+        for statement in source.statements:
+            targets: list[ast.expr] = []
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                targets, value = [statement.target], statement.value
+            expression = _annotation_expression(value) if targets else None
+            members = _union_members(source, expression) if expression is not None else None
+            if members is not None:
+                for assigned in targets:
+                    if isinstance(assigned, ast.Name):
+                        unions[assigned.id] = members
+        return unions
+
+    return _remembered(source, "unions", read)
+
+
+def _imported_as(source: ModuleSource) -> dict[str, frozenset[str]]:
+    """For each last part of a dotted name the module imports, the local names bound to
+    it (``Event`` -> ``{"Event", "E"}`` for ``from .events import Event, Event as E``)."""
+
+    def read() -> dict[str, frozenset[str]]:
+        table: dict[str, set[str]] = {}
+        for local, qualified in source.imports.items():
+            _, dot, last = qualified.rpartition(".")
+            if dot:
+                table.setdefault(last, set()).add(local)
+        return {last: frozenset(names) for last, names in table.items()}
+
+    return _remembered(source, "imported_as", read)
+
+
+def _remembered(source: ModuleSource, key: object, read: Callable[[], T]) -> T:
+    """What ``read`` derives from ``source``'s tree, read once per ``key`` (``memo``);
+    the module sources it read count as read again each time (``recording``)."""
+    remembered = source.memo.get(key)
+    if remembered is None:
+        with source.reader.recording() as paths:
+            value = read()
+        remembered = source.memo[key] = (value, frozenset(paths))
+    else:
+        source.reader.note_read(remembered[1])
+    return cast("T", remembered[0])
 
 
 def _annotation_expression(annotation: ast.expr | None) -> ast.expr | None:

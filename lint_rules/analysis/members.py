@@ -22,7 +22,6 @@ from lint_rules.analysis.declarations import (
     ModuleSource,
     definition,
     has_decorator,
-    top_level,
     type_alias_value,
 )
 from lint_rules.analysis.receivers import ELEMENT, EMPTY, Types, annotation_types, elements
@@ -70,7 +69,7 @@ class Members:
         if defined in owner.classes:
             self._note(defined, owner, ast.Name(id=defined))
             return frozenset({defined})
-        for statement in top_level(owner.tree):
+        for statement in owner.statements:
             if (
                 isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and statement.name == defined
@@ -274,7 +273,7 @@ def _union_aliases(source: ModuleSource) -> dict[str, ast.expr]:
     """The module-level aliases of ``source`` that name types (unions, ``TypeAlias``,
     ``TypeAliasType``, PEP 695 ``type``)."""
     aliases: dict[str, ast.expr] = {}
-    for statement in top_level(source.tree):
+    for statement in source.statements:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target, value = statement.targets[0], statement.value
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lint_rules.analysis.declarations import Declarations, file_source, top_level
+from lint_rules.analysis.declarations import Declarations, file_source
 from lint_rules.rule import ConfigError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _exported(
         source = declarations.read_module(module)
     except ConfigError:
         return None
-    statements = top_level(source.tree)
+    statements = source.statements
     declared, listed = _dunder_all(statements)
     if declared:
         return listed

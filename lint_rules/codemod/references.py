@@ -1588,21 +1588,9 @@ def forwarded_reads(
     parameter that is one in turn. ``known``: occurrences already found (the same-module
     hand-offs of ``occurrences``), not reported twice."""
     seen = {(o.path.resolve(), o.start) for o in known}
-    quoted = (f'"{spelling}"', f"'{spelling}'")
     found: list[Occurrence] = []
     origins: dict[tuple[Path, int], str | None] = {}
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not any(q in text for q in quoted):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        path = path.resolve()
+    for path, tree in _quoting(files, spelling, {}):
         for function, reads in _parameter_reads(tree, spelling):
             reads = [r for r in reads if (path, r) not in seen]
             if not reads:
@@ -1630,20 +1618,9 @@ def unpacked_keys(
     is unknown: the call may be the target's, and renaming the parameter without the key
     makes it fail. A dictionary never unpacked (data, ``json.dumps``) is left alone."""
     seen = {(o.path.resolve(), o.start) for o in known}
-    quoted = (f'"{spelling}"', f"'{spelling}'")
     found: list[Occurrence] = []
     trees: dict[Path, ast.Module | None] = {}
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not any(q in text for q in quoted):
-            continue
-        path = path.resolve()
-        tree = _tree(path, trees, text)
-        if tree is None:
-            continue
+    for path, tree in _quoting(files, spelling, trees):
         for key, reason in _unpacked_dictionary_keys(server, path, tree, spelling, trees):
             start = Position(key.lineno, key.col_offset + 1)
             if (path, start) not in seen:
@@ -1748,6 +1725,24 @@ def _called_unpacked(tree: ast.Module, at: Position) -> bool:
         and _called_name(node.value) == at
         for node in ast.walk(tree)
     )
+
+
+def _quoting(
+    files: Sequence[Path], spelling: str, trees: dict[Path, ast.Module | None]
+) -> Iterator[tuple[Path, ast.Module]]:
+    """Each of ``files`` whose text quotes ``spelling`` (``"old"`` or ``'old'``), resolved,
+    with its syntax tree (kept in ``trees``); a file that does not read or parse is not."""
+    quoted = (f'"{spelling}"', f"'{spelling}'")
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(q in text for q in quoted):
+            resolved = path.resolve()
+            tree = _tree(resolved, trees, text)
+            if tree is not None:
+                yield resolved, tree
 
 
 def _tree(

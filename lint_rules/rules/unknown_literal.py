@@ -636,30 +636,34 @@ def _mapping_patterns(pattern: ast.pattern) -> list[ast.MatchMapping]:
 
 
 # Each finds the candidate names of one kind of use site, whatever the configuration:
-# `.attr` (comments may sit between the dot and the name inside brackets), a quoted
-# `'attr'`, and any word (a declaring class's name).
+# `.attr` (comments may sit between the dot and the name inside brackets) and a quoted
+# `'attr'`. Each starts with a fixed character, which `re` looks for before trying the
+# rest: a pattern that starts with `\b` or a class is tried at every position of the text.
 _DOTTED = re.compile(r"\.\s*(?:#[^\n]*\n\s*)*(\w+)")
 _QUOTED = re.compile(r"['\"](\w+)(?=['\"])")
-_WORD = re.compile(r"\w+")
-# What a use site of an attribute needs besides the name (a comparison, `in` a literal
-# tuple, list or set, or a `match`), and the text between a callee and its `(`.
-_COMPARED = re.compile(r"==|!=|\bin[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]|\bmatch\b")
+# What a use site of an attribute needs besides the name (a comparison: `==` or `!=`,
+# `in` a literal tuple, list or set, or a `match`), the word boundary before `in` and
+# `match` checked on each occurrence (`_after_word_boundary`), and the text between a
+# callee and its `(`.
+_IN_LITERAL = re.compile(r"in[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]")
+_MATCH = re.compile(r"match\b")
+_WORD_CHARACTER = re.compile(r"\w")
 _BETWEEN_CALLEE_AND_PAREN = r"[\s\\]*(?:#[^\n]*\n[\s\\]*)*\("
 _KEYS_SHOWN = 3
 """How many configured keys a finding on a union's field names (the rest are counted)."""
 _CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
 _IMPORTED_AS = re.compile(r"\b(\w+)[ \t]+as[ \t]+(\w+)")
-_BEFORE_PAREN = re.compile(r"\b(\w+)\b[\s\\]*\(|#[^\n]*\n[\s\\]*\(")
 
 
 class UseSites:
     """The prefilter: whether a text may hold a use site: a declaring class's name called
-    (``Class(attr=...)``, ``case Class(attr=...)``; merely named when factories are
+    (``Class(attr=...)``, ``case Class(attr=...)``, or under the name an import gives it:
+    ``from m import Class as C`` ... ``C(attr=...)``; merely named when factories are
     configured: ``build(Class, attr=...)``), or `.attr` or a quoted `'attr'` of a
     configured attribute in a text that compares (``==``, ``!=``, ``in (...)``, ``match``).
-    A few fixed patterns find the candidate names, looked up in sets, so a file costs the
-    same with 5 or 500 configured keys; a class name the text holds is looked for as a
-    callee only then."""
+    A few patterns fixed per run find the candidate names, looked up in sets, so a file
+    costs the same with 5 or 500 configured keys: the words that start with the first
+    character of a class name, then each class name the text holds as a callee."""
 
     def __init__(
         self, attributes: Iterable[str], classes: Iterable[str], factories: Iterable[str] = ()
@@ -668,48 +672,65 @@ class UseSites:
         self.classes = frozenset(classes)
         self.factories = frozenset(factories)
         """``literal-factories``: with any, a class named anywhere may be a factory's."""
+        # Every word of the text that is a class's name starts a match (a word inside
+        # another may too: the candidates are a superset, each then looked for as itself).
+        first = "".join(sorted({name[0] for name in self.classes}))
+        self._class_words = re.compile(f"[{re.escape(first)}]\\w*") if first else None
+        self._callees = {name: _callee(name) for name in self.classes}
 
     def admits(self, text: str) -> bool:
         if not self.attributes:
             return False
-        if self.classes:
-            named = self.classes.intersection(_WORD.findall(text))
-            if named and (self.factories or _calls_one_of(text, named)):
+        if self._class_words is not None:
+            named = self.classes.intersection(self._class_words.findall(text))
+            if named and (
+                self.factories or any(_called(text, self._callees[name]) for name in named)
+            ):
                 return True
             if named and " as " in text:
                 renamed = {m.group(2) for m in _IMPORTED_AS.finditer(text) if m.group(1) in named}
-                if renamed and _calls_one_of(text, renamed):
+                if any(_called(text, _callee(name)) for name in renamed):
                     return True  # `from m import Event as E` ... `E(type=...)`
-        if _COMPARED.search(text) is None:
+        if not _compares(text):
             return False
         return not self.attributes.isdisjoint(
             _DOTTED.findall(text)
         ) or not self.attributes.isdisjoint(_QUOTED.findall(text))
 
 
-def _calls_one_of(text: str, names: frozenset[str] | set[str]) -> bool:
-    """Whether one of ``names`` is followed by ``(`` in ``text`` (a call, or a class
-    pattern) other than in its ``class name(`` definition, in one pass over the text (a
-    ``(`` after a comment line: ``_called`` looks for each name there)."""
-    commented = False
-    for found in _BEFORE_PAREN.finditer(text):
-        name = found.group(1)
-        if name is None:
-            commented = True
-        elif name in names:
-            before = found.start(1)
-            if _CLASS_KEYWORD.search(text, max(0, before - 64), before) is None:
-                return True
-    return commented and any(_called(text, name) for name in names)
+def _callee(name: str) -> re.Pattern[str]:
+    """``name`` followed by its ``(``: its first characters are what ``re`` looks for."""
+    return re.compile(re.escape(name) + _BETWEEN_CALLEE_AND_PAREN)
 
 
-def _called(text: str, name: str) -> bool:
-    """Whether ``name`` is followed by ``(`` somewhere in ``text`` other than in its
-    ``class name(...)`` definition (a call, or a class pattern)."""
-    for found in re.finditer(rf"\b{re.escape(name)}{_BETWEEN_CALLEE_AND_PAREN}", text):
-        if _CLASS_KEYWORD.search(text, max(0, found.start() - 64), found.start()) is None:
+def _called(text: str, callee: re.Pattern[str]) -> bool:
+    """Whether the name of ``callee`` (``_callee``) is followed by ``(`` somewhere in
+    ``text`` as a word, other than in its ``class name(...)`` definition (a call, or a
+    class pattern)."""
+    for found in callee.finditer(text):
+        start = found.start()
+        if _after_word_boundary(text, start) and (
+            _CLASS_KEYWORD.search(text, max(0, start - 64), start) is None
+        ):
             return True
     return False
+
+
+def _compares(text: str) -> bool:
+    """Whether ``text`` has ``==``, ``!=``, ``in`` before a ``(``, ``[`` or ``{``, or the
+    word ``match``."""
+    if "==" in text or "!=" in text:
+        return True
+    return any(
+        _after_word_boundary(text, found.start())
+        for pattern in (_IN_LITERAL, _MATCH)
+        for found in pattern.finditer(text)
+    )
+
+
+def _after_word_boundary(text: str, start: int) -> bool:
+    """Whether a word starting at ``start`` starts there (``\b`` before it)."""
+    return start == 0 or _WORD_CHARACTER.match(text, start - 1) is None
 
 
 def closest(value: str, allowed: Sequence[str]) -> tuple[str | None, bool]:

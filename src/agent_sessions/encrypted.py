@@ -81,6 +81,7 @@ import inspect
 import logging
 import math
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -212,6 +213,10 @@ class EncryptedSession(SessionABC):
         # order written; _cache_chars is the sum of their sizes.
         self._cache: dict[str, _CacheEntry] = {}
         self._cache_chars = 0
+        # A session may be shared by threads, each with its loop: what adds to the cache
+        # and counts it, and the eviction that walks it, hold this lock (a lookup or the
+        # replacement of one entry is a single dict operation and needs none).
+        self._cache_lock = threading.Lock()
         self._closed = False
 
     @property
@@ -474,8 +479,10 @@ class EncryptedSession(SessionABC):
             if cache is not self._cache:
                 cache[cache_key] = (envelope["at"], envelope["kid"], (plaintext,), size)
             elif size <= self.cache_bytes:
-                cache[cache_key] = (envelope["at"], envelope["kid"], plaintext, size)
-                self._cache_chars += size
+                with self._cache_lock:
+                    if cache_key not in cache:  # another thread's read may have cached it
+                        cache[cache_key] = (envelope["at"], envelope["kid"], plaintext, size)
+                        self._cache_chars += size
         return item
 
     def _thaw(self, key: str, entry: _CacheEntry) -> Item:
@@ -504,31 +511,38 @@ class EncryptedSession(SessionABC):
         """Cache what was just written: ``keys[i]`` holds ``encoded[i]``, an item's JSON
         (kept as text: its first read decides whether to keep a copy of the item)."""
         cache, key_id, limit, added = self._cache, self._keys[0].key_id, self.cache_bytes, 0
-        for key, text in zip(keys, encoded, strict=True):
-            size = len(key) + len(text)
-            if size <= limit:
-                cache[key] = (at, key_id, text, size)
-                added += size
-        self._cache_chars += added
+        with self._cache_lock:
+            for key, text in zip(keys, encoded, strict=True):
+                size = len(key) + len(text)
+                if size <= limit:
+                    cache[key] = (at, key_id, text, size)  # a new envelope: not cached yet
+                    added += size
+            self._cache_chars += added
         if self._cache_chars > limit:
             self._evict()
 
     def _evict(self) -> None:
         """Drop the oldest entries until the cache holds at most 3/4 of ``cache_bytes``
-        (in one pass: dropping from the front one at a time is quadratic in a dict)."""
-        target, chars, doomed = self.cache_bytes * 3 // 4, self._cache_chars, []
-        for key, entry in self._cache.items():
-            if chars <= target:
-                break
-            chars -= entry[3]
-            doomed.append(key)
-        for key in doomed:
-            del self._cache[key]
-        self._cache_chars = chars
+        (in one pass: dropping from the front one at a time is quadratic in a dict).
+
+        Under the cache's lock, on a snapshot of the entries, counted afresh: another
+        thread's read may replace an entry meanwhile (``_thaw``)."""
+        with self._cache_lock:
+            cache = self._cache
+            entries = list(cache.items())
+            chars = sum(entry[3] for _, entry in entries)
+            target = self.cache_bytes * 3 // 4
+            for key, entry in entries:
+                if chars <= target:
+                    break
+                chars -= entry[3]
+                cache.pop(key, None)
+            self._cache_chars = chars
 
     def _drop_cache(self) -> None:
-        self._cache = {}
-        self._cache_chars = 0
+        with self._cache_lock:
+            self._cache = {}
+            self._cache_chars = 0
 
     def _open(self, envelope: Item) -> Item | str:
         """The item inside ``envelope`` (a fresh dict), or the reason it cannot be returned."""

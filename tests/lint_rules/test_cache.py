@@ -332,3 +332,52 @@ def test_the_run_key_follows_every_python_file_of_the_tool(
     (tool / "a.py").write_text("x = 10\n", encoding="utf-8")
     os.utime(tool / "a.py", ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))
     assert key() != touched  # the size changed
+
+
+def test_the_run_key_follows_the_names_of_the_tools_files_and_the_dependencies(
+    tmp_path: Path, rules_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    (tool / "a.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr("lint_rules.engine.cache._PACKAGE_DIRECTORY", tool)
+    config = Config(root=tmp_path)
+    before = run_key(config, [rule(rules_module)], RunOptions())
+    os.rename(tool / "a.py", tool / "b.py")  # same size, same time: another file
+    assert run_key(config, [rule(rules_module)], RunOptions()) != before
+
+    for name in ("one.toml", "two.toml"):
+        (tmp_path / name).write_text("same\n", encoding="utf-8")
+    rules_module.FakeRule.depends_on = [tmp_path / "one.toml"]
+    one = run_key(config, [rule(rules_module)], RunOptions())
+    rules_module.FakeRule.depends_on = [tmp_path / "two.toml"]
+    assert run_key(config, [rule(rules_module)], RunOptions()) != one
+
+
+def test_the_run_key_takes_rule_options_json_cannot_encode(
+    tmp_path: Path, rules_module: ModuleType
+) -> None:
+    import datetime
+
+    def key(day: int) -> str:
+        options = {"since": datetime.date(2026, 12, day)}  # a TOML date
+        return run_key(
+            Config(root=tmp_path, rule_options=options), [rule(rules_module)], RunOptions()
+        )
+
+    assert key(1) == key(1)
+    assert key(1) != key(2)
+
+
+def test_the_run_key_of_a_rule_from_a_module_without_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rule class made where no source file is (an interactive session, a generated
+    # module): its source counts as the working directory's.
+    module = ModuleType("rules_without_a_file")
+    module.__file__ = None
+    exec(RULE_SOURCE, module.__dict__)  # its classes' __module__ is this module
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.chdir(tmp_path)
+    key = run_key(Config(root=tmp_path), [rule(module)], RunOptions())
+    assert len(key) == 32

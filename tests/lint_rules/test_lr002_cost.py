@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.analysis import declarations
+from lint_rules.analysis.literals import parse_literals
 from lint_rules.config import load_config
 from lint_rules.engine.results import RunOptions
 from lint_rules.engine.run import run
-from lint_rules.rules.unknown_literal import UnknownLiteralRule
+from lint_rules.rules.unknown_literal import UnknownLiteralRule, UseSites
 
 if TYPE_CHECKING:
     from tests.lint_rules.rule_fixtures import Lint
@@ -78,3 +79,57 @@ def test_a_declaration_changed_after_the_configuration_was_read_is_read_again(
 
     assert [finding.message for finding in result.files[0].findings] == []
     assert parsed["events.py"] == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "admitted"),
+    [
+        ("x = event.kind == 'a'\n", True),
+        ("x = event.kind != 'a'\n", True),
+        ("x = event.kind in ('a',)\n", True),
+        ("x = event.kind in[\n    'a']\n", True),
+        ("x = event.kind in  # why\n  {'a'}\n", True),
+        ("match event.kind:\n    case 'a':\n        pass\n", True),
+        ("x = payload['kind'] == 'a'\n", True),
+        # `in` and `match` as words only
+        ("x = event.kind\ny = within(1)\n", False),
+        ("x = event.kind\ny = rematch\nz = match_all\n", False),
+        ("x = event.kind\ny = match\n", True),
+        # the class called, not defined, nor named inside another word
+        ("x = Event(kind='a')\n", True),
+        ("x = Event (kind='a')\n", True),
+        ("x = (Event  # a comment\n     (kind='a'))\n", True),
+        ("match x:\n    case Event(kind='a'):\n        pass\n", True),
+        ("from m import Event as E\nx = E(kind='a')\n", True),
+        ("class Event(Base):\n    kind: str\n", False),
+        ("x = MyEvent(kind='a')\ny = Events(kind='a')\n", False),
+        ("events: list[Event] = []\n", False),
+        ("print('hello')\n", False),
+    ],
+)
+def test_the_prefilter_admits_a_text_by_its_use_sites_only(text: str, admitted: bool) -> None:
+    use_sites = UseSites(attributes={"kind"}, classes={"Event"})
+
+    assert use_sites.admits(text) is admitted
+
+
+def test_each_field_names_every_source_its_facts_were_read_from(tmp_path: Path) -> None:
+    # `C` of the union is read once, for the first field; the second still depends on it.
+    files = {
+        "bases.py": "from typing import Literal\n\nclass Base:\n    role: Literal['base']\n",
+        "others.py": "from typing import Literal\nfrom bases import Base\n\n"
+        "class C(Base):\n    kind: Literal['gamma']\n",
+        "events.py": "from typing import Literal\n\n"
+        "class A:\n    kind: Literal['alpha']\n\nclass B:\n    kind: Literal['beta']\n",
+        "unions.py": "from events import A, B\nfrom others import C\n\nEvent = A | B | C\n",
+    }
+    for name, source in files.items():
+        (tmp_path / name).write_text(source)
+    table = {"A.kind": "events:A.kind", "B.kind": "events:B.kind"}
+
+    fields = parse_literals(table, declarations.Declarations(tmp_path))
+
+    for field in fields:
+        assert {path.name for path in field.sources} == set(files), field.key
+        assert field.member_values >= {"gamma"}, field.key
+        assert ("role", "base") in {pair for pair, _ in field.siblings}, field.key

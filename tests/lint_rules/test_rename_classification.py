@@ -15,6 +15,7 @@ from lint_rules.codemod.references import (
     EngineMissing,
     LanguageServer,
     Location,
+    Plan,
     RenameTarget,
     classify,
     definition_site,
@@ -646,6 +647,26 @@ def test_a_class_attribute_that_nothing_reads_by_name_is_unknown(
     assert "nothing reads it by name" in verdicts["app.py", 6, "name"][1]
 
 
+_RETRY = """
+    class Retry:
+        def __init__(self, total=3, method_whitelist=None):
+            self.total = total
+            self.method_whitelist = method_whitelist
+"""
+
+
+def _retry_plan(
+    command: list[str], root: Path, files: dict[str, str], methods: str = ""
+) -> tuple[Plan, RenameTarget]:
+    """The plan of ``Retry.__init__(method_whitelist)``'s rename in a package ``pkg`` of
+    ``files``, where ``pkg/retry.py`` declares ``Retry`` (with ``methods`` after its
+    ``__init__``)."""
+    retry = textwrap.dedent(_RETRY) + textwrap.indent(textwrap.dedent(methods), "    ")
+    paths = _project(root, {"pkg/__init__.py": "", "pkg/retry.py": retry, **files})
+    target = RenameTarget(root / "pkg/retry.py", "Retry", "method_whitelist", keyword=True)
+    return plan(root, paths, [target], command), target
+
+
 def test_a_keyword_of_dict_that_may_be_unpacked_into_the_target_is_unknown(
     command: list[str], tmp_path: Path
 ) -> None:
@@ -653,30 +674,23 @@ def test_a_keyword_of_dict_that_may_be_unpacked_into_the_target_is_unknown(
     ``params = dict(total=..., method_whitelist=...)`` and calls ``type(self)(**params)``.
     The keyword of ``dict`` is ``dict``'s by its types, but it becomes the constructor's
     keyword: renaming the parameter without it breaks ``new``. It is unknown."""
-    files = _project(
+    result, target = _retry_plan(
+        command,
         tmp_path,
         {
-            "pkg/__init__.py": "",
-            "pkg/retry.py": """
-                class Retry:
-                    def __init__(self, total=3, method_whitelist=None):
-                        self.total = total
-                        self.method_whitelist = method_whitelist
-
-                    def new(self, **kw):
-                        params = dict(total=self.total, method_whitelist=self.method_whitelist)
-                        params.update(kw)
-                        return type(self)(**params)
-                """,
             "pkg/schema.py": """
                 from pkg.retry import Retry
 
                 VALUES = [Retry(method_whitelist={"GET"}).new(total=1).method_whitelist]
                 """,
         },
+        methods="""
+            def new(self, **kw):
+                params = dict(total=self.total, method_whitelist=self.method_whitelist)
+                params.update(kw)
+                return type(self)(**params)
+        """,
     )
-    target = RenameTarget(tmp_path / "pkg/retry.py", "Retry", "method_whitelist", keyword=True)
-    result = plan(tmp_path, files, [target], command)
     assert result.withheld == {target}
     (unknown,) = result.unknown(target)
     assert (unknown.path.name, unknown.start.line, unknown.kind) == ("retry.py", 7, "keyword")
@@ -694,16 +708,10 @@ def test_a_key_of_a_dictionary_unpacked_into_a_call_is_unknown(
     (of another module) whose call is unpacked. Renaming the parameter without the key
     makes that call fail, so each such key is unknown; a dictionary that is never
     unpacked (data, ``json.dumps``) is not the target's concern."""
-    files = _project(
+    result, target = _retry_plan(
+        command,
         tmp_path,
         {
-            "pkg/__init__.py": "",
-            "pkg/retry.py": """
-                class Retry:
-                    def __init__(self, total=3, method_whitelist=None):
-                        self.total = total
-                        self.methods = method_whitelist
-                """,
             "pkg/defaults.py": """
                 import json
 
@@ -731,8 +739,6 @@ def test_a_key_of_a_dictionary_unpacked_into_a_call_is_unknown(
                 """,
         },
     )
-    target = RenameTarget(tmp_path / "pkg/retry.py", "Retry", "method_whitelist", keyword=True)
-    result = plan(tmp_path, files, [target], command)
 
     assert result.withheld == {target}
     unknown = {(o.path.name, o.start.line): o.reason for o in result.unknown(target)}

@@ -4,10 +4,14 @@ limits), on real SQLite sessions, read both as text and as decoded envelopes."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
+import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -218,6 +222,47 @@ async def test_the_cache_holds_at_most_cache_bytes(store: SQLiteStore) -> None:
     assert 0 < session._cache_chars <= 5_000
     assert len(session._cache) < 200
     assert session._cache_chars == sum(entry[3] for entry in session._cache.values())
+
+
+def test_threads_sharing_one_wrapper_keep_the_cache_counted_and_bounded(tmp_path: Path) -> None:
+    """Four threads, each with its loop (``asyncio.run``), write and read one wrapper with a
+    small cache: every item comes back, in each thread's order, and the cache's count of
+    what it holds stays exact and within ``cache_bytes`` (threads that missed the same
+    envelope at once counted it twice, and an eviction overwrote another thread's count:
+    with 4 threads the count drifted to 2-4x what the cache held, which then evicted it
+    all)."""
+    inner = SQLiteSession("shared", str(tmp_path / "sessions.db"))
+    session = EncryptedSession(inner, key=generate_key(), cache_bytes=3_000)
+    failures: list[BaseException] = []
+
+    def writer(thread: int) -> None:
+        async def run() -> None:
+            for n in range(150):
+                await session.add_items([{"thread": thread, "n": n, "pad": "x" * 50}])
+                await session.get_items(limit=20)
+
+        try:
+            asyncio.run(run())
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as CPython can
+    try:
+        threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    history = asyncio.run(session.get_items())
+    for t in range(4):
+        assert [item["n"] for item in history if item["thread"] == t] == list(range(150))
+    assert session._cache_chars == sum(entry[3] for entry in session._cache.values())
+    assert 0 < session._cache_chars <= 3_000
+    asyncio.run(session.close())
 
 
 async def test_cache_bytes_0_caches_nothing_and_reads_the_same(store: SQLiteStore) -> None:

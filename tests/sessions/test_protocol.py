@@ -87,6 +87,17 @@ def test_settings_equal_settings_of_the_same_limit_ours_or_the_sdks() -> None:
     assert SessionSettings(limit=3).__eq__(LimitHolder(3)) is NotImplemented
 
 
+def test_settings_equal_no_other_object_with_a_limit_or_that_name() -> None:
+    from agents import RunConfig
+
+    class SessionSettingsElsewhere:  # the same name, not the SDK's module
+        limit = 3
+
+    SessionSettingsElsewhere.__name__ = "SessionSettings"
+    assert SessionSettings() != RunConfig()  # the SDK's module, another class
+    assert SessionSettings(limit=3) != SessionSettingsElsewhere()
+
+
 def test_settings_survive_pickle_and_hand_out_the_sdks_class() -> None:
     settings = SessionSettings(limit=3)
     copied = pickle.loads(pickle.dumps(settings))
