@@ -747,6 +747,9 @@ DEFAULT_MYSQL_URL = "mysql+asyncmy://root@127.0.0.1:3306/test"
 SQLALCHEMY_IMPLEMENTATION = "ours-sqlalchemy"
 """Our SQLAlchemy backend, beside the SDK's ``SQLAlchemySession`` on the same engine driver
 (asyncpg on PostgreSQL, asyncmy on MariaDB)."""
+SQLALCHEMY_PSYCOPG = "ours-sqlalchemy-psycopg"
+"""Our SQLAlchemy backend on PostgreSQL through psycopg (the ``postgres`` extra's driver),
+whose statements run on the driver connection (docs/sessions.md, "Drivers")."""
 
 
 @dataclass(frozen=True)
@@ -848,6 +851,7 @@ SERVER_WORKLOADS: dict[str, ServerWorkload] = {
 def server_targets(redis_url: str, database_url: str, mysql_url: str) -> list[ServerTarget]:
     run_id = f"{os.getpid()}_{int(time.time())}"
     postgres_asyncpg = "postgresql+asyncpg://" + database_url.split("://", 1)[1]
+    postgres_psycopg = "postgresql+psycopg://" + database_url.split("://", 1)[1]
     ours_sqlalchemy = functools.partial(_ours_sqlalchemy, run_id)
     return [
         ServerTarget("sdk", "redis", redis_url, functools.partial(_sdk_redis, run_id)),
@@ -855,6 +859,7 @@ def server_targets(redis_url: str, database_url: str, mysql_url: str) -> list[Se
         ServerTarget("sdk", "postgres", postgres_asyncpg, functools.partial(_sdk_sql, run_id)),
         ServerTarget("ours", "postgres", database_url, functools.partial(_ours_postgres, run_id)),
         ServerTarget(SQLALCHEMY_IMPLEMENTATION, "postgres", postgres_asyncpg, ours_sqlalchemy),
+        ServerTarget(SQLALCHEMY_PSYCOPG, "postgres", postgres_psycopg, ours_sqlalchemy),
         ServerTarget("sdk", "mariadb", mysql_url, functools.partial(_sdk_sql, run_id)),
         ServerTarget(SQLALCHEMY_IMPLEMENTATION, "mariadb", mysql_url, ours_sqlalchemy),
     ]
@@ -903,11 +908,12 @@ async def run_servers(sizes: ServerSizes, repeats: int, servers: tuple[str, ...]
 
 
 def _server_table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
-    ours = ("ours", SQLALCHEMY_IMPLEMENTATION)
+    ours = ("ours", SQLALCHEMY_IMPLEMENTATION, SQLALCHEMY_PSYCOPG)
     lines = [
-        "| workload | server | sdk | ours | ours (SQLAlchemy) | ours, calls/s "
-        "| ours / sdk throughput | ours (SQLAlchemy) / sdk throughput |",
-        "|---|---|---|---|---|---|---|---|",
+        "| workload | server | sdk | ours | ours (SQLAlchemy) | ours (SQLAlchemy, psycopg) "
+        "| ours, calls/s | ours / sdk throughput | ours (SQLAlchemy) / sdk throughput "
+        "| ours (SQLAlchemy, psycopg) / sdk throughput |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for workload, server, medians in rows:
         sdk = medians.get("sdk")

@@ -608,9 +608,12 @@ _TOOL_ITEMS: Final = frozenset({"function_call", "function_call_output"})
 def _no_tool_items(items: list[Item]) -> bool:
     """Whether ``items`` holds no tool call and no tool output (the hot path of a trimmed
     ``get_items(limit=N)``)."""
-    for item in items:  # noqa: SIM110 - a loop: all() of a generator is slower
-        if item.get("type") in _TOOL_ITEMS:
-            return False
+    try:
+        for item in items:  # a loop: all() of a generator is slower
+            if item.get("type") in _TOOL_ITEMS:
+                return False
+    except TypeError:  # a type that is a list or an object (any JSON value is allowed)
+        return not any(is_function_call(item) or is_function_call_output(item) for item in items)
     return True
 
 

@@ -593,3 +593,21 @@ async def test_a_limit_gives_the_latest_items_of_the_view_on_any_history(
             assert view == history[len(history) - len(view) :]
             for limit in (1, 2, 3, 5, 10, 4, 7, 2, 50):
                 assert await session.get_items(limit=limit) == view[-limit:], (case, limit)
+
+
+async def test_items_whose_type_is_not_a_string_are_read_through_a_limit(
+    store: SQLiteStore,
+) -> None:
+    """Any JSON object is an item: one whose ``type`` is a list or an object (a caller's
+    own item) is neither a tool item nor a message, on the limit's window as on the
+    whole view (the window's tool check once raised ``TypeError: unhashable type``)."""
+    inner = store.session(sid())
+    odd: list[Item] = [{"type": ["note"], "v": 1}, {"type": {"kind": "note"}, "v": 2}]
+    history = [*chat_turn(0), user_message("next"), *odd, assistant_message("done")]
+    await inner.add_items(history)
+    for max_items, max_tokens in ((10, None), (4, None), (None, 200), (10, 200)):
+        trimmed = TrimmingSession(inner, max_items=max_items, max_tokens=max_tokens)
+        view = await trimmed.get_items()
+        assert view == history[len(history) - len(view) :]
+        for limit in (1, 2, 3, 4, 5, 3):
+            assert await trimmed.get_items(limit=limit) == view[-limit:], (max_items, limit)
