@@ -36,7 +36,8 @@ SQLAlchemy knows can be named in a URL given to :class:`SQLAlchemyStore`; the te
 runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too). On asyncmy and psycopg
 autocommit connections the statements of reads, adds and pops run on the pooled
 connection's driver connection as the driver's own SQL (no compile, result or greenlet hop
-per statement).
+per statement), unless someone watches them: an event listener on the engine, its
+connection or its dialect, or ``echo`` (then SQLAlchemy executes them, its events fire).
 """
 
 from __future__ import annotations
@@ -411,7 +412,7 @@ class SQLAlchemyStore(BaseStore):
     async def _get_items(self, session_id: str, limit: int | None) -> list[Item]:
         key = session_id.encode("utf-8")
         async with self._connection(write=False) as conn:
-            if self._on_driver_ok and _autocommit(conn):
+            if self._on_driver_ok and _autocommit(conn) and _unobserved(conn):
                 if limit is None:
                     rows = await self._on_driver(conn, self._driver_sql.get_all, (key,))
                 else:
@@ -643,7 +644,12 @@ class SQLAlchemyStore(BaseStore):
         connection where _on_driver can), else committed once it answered."""
 
         async def run(conn: AsyncConnection) -> Any:
-            if driver is not None and self._on_driver_ok and _autocommit(conn):
+            if (
+                driver is not None
+                and self._on_driver_ok
+                and _autocommit(conn)
+                and _unobserved(conn)
+            ):
                 sql, values = driver
                 if rowcount:
                     return await self._on_driver(conn, sql, values, rowcount=True)
@@ -859,6 +865,19 @@ def _autocommit(conn: AsyncConnection) -> bool:
         return bool(conn.dialect.detect_autocommit_setting(driver))
     except NotImplementedError:
         return False
+
+
+def _unobserved(conn: AsyncConnection) -> bool:
+    """Whether no one watches ``conn``'s statements: no event listener on it, its engine
+    or its dialect (tracing, query logging, a statement comment: on an engine you gave)
+    and no ``echo``. Only then may a statement bypass SQLAlchemy's execution for the
+    driver's own (the checks SQLAlchemy's execution makes itself, no round trip)."""
+    sync = conn.sync_connection
+    if sync is None:
+        return False
+    return not (
+        sync._has_events or sync.engine._has_events or sync.dialect._has_events or sync._echo
+    )
 
 
 async def _abandon(conn: AsyncConnection, exc: BaseException) -> None:

@@ -16,8 +16,9 @@ import asyncio
 import functools
 import io
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -220,6 +221,43 @@ async def test_an_injected_engine_is_used_and_never_disposed(any_url: tuple[str,
         await again.close()
         async with engine.connect() as conn:
             await conn.execute(sa.text("SELECT 1"))
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transactions"])
+async def test_an_injected_engines_statement_events_see_every_call(
+    any_url: tuple[str, str], autocommit: bool
+) -> None:
+    """A listener on an engine you give (tracing, query logging, a statement comment) sees
+    the statements of reads, adds and pops too, in autocommit mode as in a transaction:
+    such an engine's calls go through SQLAlchemy's execution, not the driver's own."""
+    url, table = any_url
+    engine = create_async_engine(url, **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
+    seen: list[str] = []
+
+    @sa.event.listens_for(engine.sync_engine, "before_cursor_execute")
+    def record(*args: Any) -> None:
+        seen.append(str(args[2]).upper())
+
+    session = SQLAlchemySession("events", engine=engine, table=table)
+    calls: list[tuple[Callable[[], Awaitable[object]], str]] = [
+        (lambda: session.add_items([{"n": 1}, {"n": 2}]), "INSERT"),
+        (lambda: session.add_items([{"n": 3}]), "INSERT"),  # the lock row exists now
+        (lambda: session.get_items(limit=1), "SELECT"),
+        (session.get_items, "SELECT"),
+        (session.pop_item, "DELETE"),
+        (session.pop_item, "DELETE"),
+    ]
+    try:
+        await session.clear_session()
+        for call, verb in calls:
+            del seen[:]
+            await call()
+            assert any(verb in text for text in seen), (verb, seen)
+        assert await session.get_items() == [{"n": 1}]
+        await session.clear_session()
+        await session.close()
     finally:
         await engine.dispose()
 
