@@ -235,3 +235,25 @@ def test_blocked_names_leave_other_findings_as_they_are() -> None:
         ("`bad` is bad", True),
         ("`x` is banned", False),
     ]
+
+
+def test_verify_refuses_a_result_that_does_not_parse_after_a_text_that_did_not_compile() -> None:
+    reason = verify("def f(:\n    pass\n", "def g(:\n    pass\n")
+    assert reason is not None
+    assert reason.startswith("the result would not parse: line 1: ")
+
+
+def test_a_fix_carried_by_several_findings_counts_once_per_finding() -> None:
+    # The same rename reported at each occurrence: applied once, counted per finding;
+    # the fixes after it are still applied.
+    same = [Fix((Edit(0, 1, "A"),)) for _ in range(3)]
+    assert apply_fixes("abc", [*same, Fix((Edit(2, 3, "C"),))]) == ("AbC", 4)
+
+
+def test_an_overlapping_fix_waits_and_the_later_ones_are_applied() -> None:
+    first, overlapping, later = (
+        Fix((Edit(0, 2, "AB"),)),
+        Fix((Edit(1, 3, "xx"),)),
+        Fix((Edit(4, 5, "E"),)),
+    )
+    assert apply_fixes("abcdef", [first, overlapping, later]) == ("ABcdEf", 2)
