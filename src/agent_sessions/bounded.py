@@ -265,17 +265,43 @@ class TrimmingSession(_Wrapper):
         session_settings: SessionSettings | None = None,
     ) -> None:
         super().__init__(session, session_settings)
-        if max_items is None and max_tokens is None:
-            raise SessionConfigError("TrimmingSession needs max_items=, max_tokens= or both")
-        self.max_items = _check_bound(max_items, "max_items")
-        self.max_tokens = _check_bound(max_tokens, "max_tokens")
+        self._set_bounds(max_items, max_tokens)
         if not callable(estimate):
             raise TypeError(f"estimate must be callable, got {type(estimate).__name__}")
         self._estimate = estimate
-        # The largest window in which every start fits (no token bound), and the hint of
-        # get_items(limit=N)'s common case: read N + _extra items (see there).
-        self._plain_cap = self.max_items if self.max_tokens is None and self.max_items else 0
+        # The hint of get_items(limit=N)'s common case: read N + _extra items (see there).
         self._extra = 1
+
+    @property
+    def max_items(self) -> int | None:
+        """The bound on the view's items (``None``: none). Assignable, checked as given
+        to the constructor; the next read uses it."""
+        return self._max_items
+
+    @max_items.setter
+    def max_items(self, max_items: int | None) -> None:
+        self._set_bounds(max_items, self._max_tokens)
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The bound on the view's estimated tokens (``None``: none). Assignable, checked
+        as given to the constructor; the next read uses it."""
+        return self._max_tokens
+
+    @max_tokens.setter
+    def max_tokens(self, max_tokens: int | None) -> None:
+        self._set_bounds(self._max_items, max_tokens)
+
+    def _set_bounds(self, max_items: object, max_tokens: object) -> None:
+        """Check both bounds, then set them (nothing changed on a bad one)."""
+        if max_items is None and max_tokens is None:
+            raise SessionConfigError("TrimmingSession needs max_items=, max_tokens= or both")
+        checked_items = _check_bound(max_items, "max_items")
+        checked_tokens = _check_bound(max_tokens, "max_tokens")
+        self._max_items, self._max_tokens = checked_items, checked_tokens
+        # The largest window in which every start fits (no token bound): what
+        # get_items(limit=N)'s common case is decided within.
+        self._plain_cap = checked_items if checked_tokens is None and checked_items else 0
 
     def __repr__(self) -> str:
         return (

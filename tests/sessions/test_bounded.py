@@ -611,3 +611,30 @@ async def test_items_whose_type_is_not_a_string_are_read_through_a_limit(
         assert view == history[len(history) - len(view) :]
         for limit in (1, 2, 3, 4, 5, 3):
             assert await trimmed.get_items(limit=limit) == view[-limit:], (max_items, limit)
+
+
+async def test_bounds_assigned_after_construction_apply_to_every_read(store: SQLiteStore) -> None:
+    """``max_items`` and ``max_tokens`` may be assigned (checked as the constructor checks
+    them, nothing changed on a bad value); the next read, a limited one too, uses them
+    (the limit's fast path once kept the bounds it was built with)."""
+    inner = store.session(sid())
+    history = [item for n in range(20) for item in chat_turn(n)]
+    await inner.add_items(history)
+    trimmed = TrimmingSession(inner, max_items=40)
+    assert await trimmed.get_items(limit=10) == history[-10:]
+    trimmed.max_items = 3
+    assert await trimmed.get_items() == history[-2:]
+    assert await trimmed.get_items(limit=10) == history[-2:]
+    trimmed.max_items = 40
+    trimmed.max_tokens = 1  # the latest turn alone is over it: kept whole
+    assert await trimmed.get_items(limit=10) == history[-2:]
+    trimmed.max_tokens = None
+    assert await trimmed.get_items(limit=10) == history[-10:]
+    with pytest.raises(SessionConfigError, match="max_items must be >= 1"):
+        trimmed.max_items = 0
+    with pytest.raises(TypeError, match="max_tokens must be an int"):
+        trimmed.max_tokens = 2.5  # type: ignore[assignment]
+    with pytest.raises(SessionConfigError, match="needs max_items=, max_tokens= or both"):
+        trimmed.max_items = None
+    assert (trimmed.max_items, trimmed.max_tokens) == (40, None)
+    assert await trimmed.get_items(limit=10) == history[-10:]
