@@ -193,11 +193,11 @@ class EncryptedSession(SessionABC):
     ) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"EncryptedSession wraps a Session, got {type(session).__name__}")
-        self.cache_bytes = _check_cache_bytes(cache_bytes)
+        self._cache_bytes = _check_cache_bytes(cache_bytes)
         self.session_id = validate_session_id(session.session_id)
         self.session = session
         self._given = GivenSettings(session_settings)
-        self.ttl = _check_ttl(ttl)
+        self._ttl = _check_ttl(ttl)
         self._clock = clock
         self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
         self._by_id = {session_key.key_id: session_key for session_key in reversed(self._keys)}
@@ -218,6 +218,29 @@ class EncryptedSession(SessionABC):
         # replacement of one entry is a single dict operation and needs none).
         self._cache_lock = threading.Lock()
         self._closed = False
+
+    @property
+    def ttl(self) -> float | None:
+        """Seconds after which an item is unreadable (``None``: never). Assignable, checked
+        as given to the constructor (a ``ttl`` of 0 would expire every item, which
+        ``pop_item`` removes); the next call uses it."""
+        return self._ttl
+
+    @ttl.setter
+    def ttl(self, ttl: float | None) -> None:
+        self._ttl = _check_ttl(ttl)
+
+    @property
+    def cache_bytes(self) -> int:
+        """The cache's bound, in characters (``0``: no cache). Assignable, checked as given
+        to the constructor; a smaller bound evicts at once."""
+        return self._cache_bytes
+
+    @cache_bytes.setter
+    def cache_bytes(self, cache_bytes: int) -> None:
+        self._cache_bytes = _check_cache_bytes(cache_bytes)
+        if self._cache_chars > self._cache_bytes:
+            self._evict()
 
     @property
     def session_settings(self) -> SessionSettings | None:
@@ -241,7 +264,7 @@ class EncryptedSession(SessionABC):
         wanted = self._effective_limit(limit)
         if wanted == 0:
             return []
-        cache = self._cache if self.cache_bytes else None
+        cache = self._cache if self._cache_bytes else None
         window = wanted = MAX_INT64 if wanted is None or wanted >= MAX_INT64 else wanted
         while True:
             skipped: dict[str, int] = {}
@@ -253,7 +276,7 @@ class EncryptedSession(SessionABC):
             else:
                 stored = await self.session.get_items(window)
                 items, returned = self._open_envelopes(stored, skipped, cache, oldest), len(stored)
-            if self._cache_chars > self.cache_bytes:
+            if self._cache_chars > self._cache_bytes:
                 self._evict()
             if len(items) >= wanted or returned < window or window >= MAX_INT64:
                 break
@@ -277,12 +300,12 @@ class EncryptedSession(SessionABC):
             if self._add_encoded is not None:  # the envelopes' JSON, written once
                 texts = self._keys[0].seal_texts(encoded, at)
                 await self._add_encoded(texts)
-                if self.cache_bytes:
+                if self._cache_bytes:
                     self._remember(texts, encoded, at)
             else:
                 envelopes = self._keys[0].seal(encoded, at)
                 await self.session.add_items(envelopes)
-                if self.cache_bytes:
+                if self._cache_bytes:
                     self._remember([e["data"] for e in envelopes], encoded, at)
 
     async def replace_items(self, items: list[Item]) -> None:
@@ -478,7 +501,7 @@ class EncryptedSession(SessionABC):
             size = len(cache_key) + len(plaintext)
             if cache is not self._cache:
                 cache[cache_key] = (envelope["at"], envelope["kid"], (plaintext,), size)
-            elif size <= self.cache_bytes:
+            elif size <= self._cache_bytes:
                 with self._cache_lock:
                     if cache_key not in cache:  # another thread's read may have cached it
                         cache[cache_key] = (envelope["at"], envelope["kid"], plaintext, size)
@@ -510,7 +533,7 @@ class EncryptedSession(SessionABC):
     def _remember(self, keys: list[str], encoded: list[str], at: int) -> None:
         """Cache what was just written: ``keys[i]`` holds ``encoded[i]``, an item's JSON
         (kept as text: its first read decides whether to keep a copy of the item)."""
-        cache, key_id, limit, added = self._cache, self._keys[0].key_id, self.cache_bytes, 0
+        cache, key_id, limit, added = self._cache, self._keys[0].key_id, self._cache_bytes, 0
         with self._cache_lock:
             for key, text in zip(keys, encoded, strict=True):
                 size = len(key) + len(text)
@@ -531,7 +554,7 @@ class EncryptedSession(SessionABC):
             cache = self._cache
             entries = list(cache.items())
             chars = sum(entry[3] for _, entry in entries)
-            target = self.cache_bytes * 3 // 4
+            target = self._cache_bytes * 3 // 4
             for key, entry in entries:
                 if chars <= target:
                     break
@@ -554,7 +577,8 @@ class EncryptedSession(SessionABC):
 
     def _oldest_live(self) -> float | None:
         """The write time (ms) below which an item has expired, or ``None`` without a TTL."""
-        return None if self.ttl is None else (self._clock() - self.ttl) * 1000
+        ttl = self._ttl
+        return None if ttl is None else (self._clock() - ttl) * 1000
 
     def _plaintext(self, envelope: Item, oldest: float | None) -> str:
         """The JSON text inside ``envelope``, or the reason it cannot be returned."""

@@ -313,3 +313,40 @@ async def test_envelopes_written_with_other_json_spacing_read_through_the_text_p
 
     assert '", "' in await inner.store._run(raw_latest)
     assert await session.get_items() == numbered(2)
+
+
+@pytest.mark.parametrize("path", READ_PATHS)
+async def test_ttl_and_cache_bytes_assigned_later_are_checked_then_used(
+    store: SQLiteStore, path: str
+) -> None:
+    """``ttl`` and ``cache_bytes`` may be assigned, checked as the constructor checks them:
+    a ``ttl`` of 0 or below would make every item expired, which ``pop_item`` removes, so
+    it is refused with nothing changed; a smaller ``cache_bytes`` applies at once."""
+    clock = Clock()
+    session = wrap(new_inner(store), path, key=generate_key(), ttl=60, clock=clock)
+    await session.add_items(numbered(30))
+    assert await session.get_items() == numbered(30)
+    for bad, error in ((0, SessionConfigError), (-1.0, SessionConfigError), ("60", TypeError)):
+        with pytest.raises(error, match="ttl must be"):
+            session.ttl = bad  # type: ignore[assignment]
+    assert session.ttl == 60.0
+    assert await session.pop_item() == {"n": 29}  # nothing else removed as expired
+    assert await session.get_items() == numbered(29)
+    clock.now += 61
+    session.ttl = 120
+    assert await session.get_items(limit=2) == numbered(29)[-2:]  # a longer TTL applies
+    session.ttl = None
+    clock.now += 1_000
+    assert await session.get_items(limit=1) == numbered(29)[-1:]
+    for bad, error in ((-1, SessionConfigError), (True, TypeError), (1.5, TypeError)):
+        with pytest.raises(error, match="cache_bytes must be"):
+            session.cache_bytes = bad  # type: ignore[assignment]
+    assert session.cache_bytes == DEFAULT_CACHE_BYTES
+    assert session._cache_chars > 300
+    session.cache_bytes = 300
+    assert session._cache_chars <= 300
+    assert session._cache_chars == sum(entry[3] for entry in session._cache.values())
+    session.cache_bytes = 0
+    assert session._cache == {}
+    assert await session.get_items() == numbered(29)
+    assert session._cache == {}
