@@ -20,8 +20,10 @@ from lint_rules.engine.checker import Checker
 from lint_rules.engine.fixes import (
     ChangedWhileFixing,
     apply_fixes,
+    compile_problem,
     fix_text,
     still_holds,
+    syntax_problem,
     verify,
     write_atomic,
     write_fixed,
@@ -257,3 +259,13 @@ def test_an_overlapping_fix_waits_and_the_later_ones_are_applied() -> None:
         Fix((Edit(4, 5, "E"),)),
     )
     assert apply_fixes("abcdef", [first, overlapping, later]) == ("ABcdEf", 2)
+
+
+def test_a_text_nested_too_deeply_to_parse_is_a_problem_named_by_its_error() -> None:
+    # CPython's parser gives up with an error that has no message (a MemoryError on 3.11),
+    # or a SyntaxError on versions that check the depth first: either way a reason that
+    # says what happened, never an empty or "None" one.
+    deep = "x = " + "-" * 200_000 + "1\n"
+    for problem in (syntax_problem(deep), compile_problem(deep)):
+        assert problem is not None
+        assert problem in {"MemoryError", "RecursionError"} or problem.startswith("line ")
