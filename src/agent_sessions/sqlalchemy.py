@@ -21,7 +21,8 @@ row and insert in one transaction. ``pop_item`` is one ``DELETE ... RETURNING`` 
 PostgreSQL and MariaDB (MySQL and SQLite: lock row, select, delete), and when it finds
 nothing, takes the lock row to tell an empty session from one a replacement refilled. On
 SQLite and on an injected engine whose connections are not in autocommit mode the same
-statements run in a transaction committed once they answered. A call as a whole is
+statements run in a transaction committed once they answered (on PostgreSQL at READ
+COMMITTED, whatever level the engine begins at). A call as a whole is
 bounded by ``timeout + socket_timeout``; a connection whose call failed other than by the
 server's refusal is dropped, never reused.
 
@@ -673,6 +674,13 @@ class SQLAlchemyStore(BaseStore):
             try:
                 async with self._connection(write=True) as conn:
                     if not _autocommit(conn):
+                        if self._dialect == "postgresql":
+                            # An engine you gave may begin at REPEATABLE READ or
+                            # SERIALIZABLE, where a writer that waited for the session's
+                            # lock row fails to serialize: ours run at READ COMMITTED, as a
+                            # statement on the store's autocommit engines does (set on
+                            # the driver connection, no round trip; the pool resets it).
+                            await conn.execution_options(isolation_level="READ COMMITTED")
                         async with conn.begin():
                             return await work(conn)
                     if single:

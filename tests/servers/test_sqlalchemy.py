@@ -262,6 +262,39 @@ async def test_an_injected_engines_statement_events_see_every_call(
         await engine.dispose()
 
 
+@pytest.mark.parametrize("isolation", ["REPEATABLE READ", "SERIALIZABLE"])
+async def test_concurrent_writers_on_an_injected_postgres_engine_of_a_strict_isolation(
+    sa_postgres_url: str, created_tables: list[tuple[str, str]], isolation: str
+) -> None:
+    """An engine you give may begin its transactions at a stricter level than READ
+    COMMITTED: writers of one session that wait for its lock row then neither fail with
+    a serialization error nor break a batch (the store's transactions run at READ
+    COMMITTED, as on its own engines)."""
+    table = new_sa_table(sa_postgres_url, created_tables)
+    engine = create_async_engine(sa_postgres_url, isolation_level=isolation, pool_size=8)
+    session = SQLAlchemySession("strict", engine=engine, table=table)
+    writers, batches = 6, 4
+
+    async def write(writer: int) -> None:
+        for batch in range(batches):
+            await session.add_items([{"w": writer, "b": batch, "k": k} for k in range(3)])
+
+    try:
+        for _ in range(3):
+            await session.clear_session()
+            await asyncio.gather(*(write(writer) for writer in range(writers)))
+            items = await session.get_items()
+            assert len(items) == writers * batches * 3
+            for start in range(0, len(items), 3):
+                assert [item["k"] for item in items[start : start + 3]] == [0, 1, 2]
+                assert len({(item["w"], item["b"]) for item in items[start : start + 3]}) == 1
+            await asyncio.gather(session.pop_item(), session.replace_items([{"n": 1}]))
+            assert await session.get_items() in ([{"n": 1}], [])
+        await session.close()
+    finally:
+        await engine.dispose()
+
+
 async def test_a_rejected_batch_stores_nothing_and_leaves_the_order(
     any_url: tuple[str, str],
 ) -> None:
