@@ -80,7 +80,13 @@ from typing import Final
 
 from .base import MAX_INT64, GivenSettings
 from .errors import SessionClosedError, SessionConfigError, SessionError
-from .items import is_function_call, is_function_call_output, message_role, message_text
+from .items import (
+    call_key,
+    is_function_call,
+    is_function_call_output,
+    message_role,
+    message_text,
+)
 from .models import Model, ModelRequest
 from .protocol import (
     Item,
@@ -142,9 +148,9 @@ def split_turns(items: list[Item]) -> list[list[Item]]:
             turns.append([])
         turns[-1].append(item)
         if is_function_call(item):
-            open_calls.add(item.get("call_id"))
+            open_calls.add(call_key(item))
         elif is_function_call_output(item):
-            open_calls.discard(item.get("call_id"))
+            open_calls.discard(call_key(item))
     return turns
 
 
@@ -161,14 +167,14 @@ def _starts(items: list[Item], history_start: bool) -> list[int]:
     for index in range(n - 1, -1, -1):
         item = items[index]
         if is_function_call(item):
-            key = item.get("call_id")
+            key = call_key(item)
             if key in outputs:
                 unmatched -= 1
             else:
                 unmatched += 1
             calls.add(key)
         elif is_function_call_output(item):
-            key = item.get("call_id")
+            key = call_key(item)
             if key in calls:
                 unmatched -= 1
             else:

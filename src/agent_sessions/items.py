@@ -16,6 +16,7 @@ history written by our runner can be replayed by the SDK's and the other way rou
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -23,6 +24,7 @@ from .protocol import Item
 
 __all__ = [
     "assistant_message",
+    "call_key",
     "function_call",
     "function_call_output",
     "input_to_items",
@@ -84,6 +86,17 @@ def input_to_items(run_input: str | list[Item]) -> list[Item]:
 def is_function_call(item: Item) -> bool:
     """Whether ``item`` is a tool call."""
     return item.get("type") == "function_call"
+
+
+def call_key(item: Item) -> object:
+    """The ``call_id`` of a tool item, as a set member or dict key: itself, or, for a list or
+    an object (no model API writes one, but a stored history may hold anything JSON), its
+    canonical JSON text, so that it pairs with an equal one instead of failing the read
+    with ``TypeError: unhashable type``."""
+    value = item.get("call_id")
+    if isinstance(value, (list, dict)):
+        return ("json", json.dumps(value, sort_keys=True, ensure_ascii=False))
+    return value
 
 
 def is_function_call_output(item: Item) -> bool:

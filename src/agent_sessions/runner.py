@@ -60,6 +60,7 @@ from .events import (
     TextDeltaEvent,
 )
 from .items import (
+    call_key,
     function_call_output,
     input_to_items,
     is_function_call,
@@ -677,16 +678,15 @@ def _fingerprint(item: Item) -> str:
 def _without_orphan_tool_items(items: list[Item]) -> list[Item]:
     """``items`` without tool calls lacking their output and outputs lacking their call
     (a limit may cut a pair in two); model APIs refuse either."""
-    call_ids = {item.get("call_id") for item in items if is_function_call(item)}
-    output_ids = {item.get("call_id") for item in items if is_function_call_output(item)}
+    call_ids = {call_key(item) for item in items if is_function_call(item)}
+    output_ids = {call_key(item) for item in items if is_function_call_output(item)}
     if call_ids == output_ids:
         return items  # the common case: every pair complete
     paired = call_ids & output_ids
     return [
         item
         for item in items
-        if not (is_function_call(item) or is_function_call_output(item))
-        or item.get("call_id") in paired
+        if not (is_function_call(item) or is_function_call_output(item)) or call_key(item) in paired
     ]
 
 

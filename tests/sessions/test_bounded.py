@@ -24,6 +24,7 @@ from agent_sessions import (
     SQLiteSession,
     SQLiteStore,
 )
+from agent_sessions import runner as runner_module
 from agent_sessions.agent import Agent
 from agent_sessions.bounded import (
     SUMMARY_PREFIX,
@@ -611,6 +612,36 @@ async def test_items_whose_type_is_not_a_string_are_read_through_a_limit(
         assert view == history[len(history) - len(view) :]
         for limit in (1, 2, 3, 4, 5, 3):
             assert await trimmed.get_items(limit=limit) == view[-limit:], (max_items, limit)
+
+
+async def test_tool_items_whose_call_id_is_a_list_or_an_object_are_paired_not_fatal(
+    store: SQLiteStore,
+) -> None:
+    """A stored history may hold any JSON: a tool call whose ``call_id`` is a list or an
+    object pairs with the output of an equal one (turns, trimming, limits, the runner's
+    orphan filter), where each of them raised ``TypeError: unhashable type``."""
+    inner = store.session(sid())
+    history: list[Item] = [*chat_turn(0)]
+    for n, call_id in enumerate([["c", 1], {"id": "c2"}], start=1):
+        history += [
+            user_message(f"weather {n}?"),
+            {"type": "function_call", "call_id": call_id, "name": "weather", "arguments": "{}"},
+            user_message("still there?"),  # never starts a turn while the call is open
+            {"type": "function_call_output", "call_id": call_id, "output": "sunny"},
+            assistant_message(f"It is sunny {n}."),
+        ]
+    await inner.add_items(history)
+    assert split_turns(history) == [history[:2], history[2:7], history[7:]]
+    for max_items, max_tokens in ((6, None), (11, None), (None, 60)):
+        trimmed = TrimmingSession(inner, max_items=max_items, max_tokens=max_tokens)
+        view = await trimmed.get_items()
+        assert view == history[len(history) - len(view) :]
+        assert view[0]["role"] == "user"
+        assert len(view) in (5, 10, 12)
+        for limit in (1, 3, 5, 8):
+            assert await trimmed.get_items(limit=limit) == view[-limit:]
+    orphan = {"type": "function_call", "call_id": ["lost"], "name": "w", "arguments": "{}"}
+    assert runner_module._without_orphan_tool_items([*history[2:7], orphan]) == history[2:7]
 
 
 async def test_bounds_assigned_after_construction_apply_to_every_read(store: SQLiteStore) -> None:
