@@ -120,6 +120,9 @@ some files need (libcst, say) where it is used, not at the top of the module:
 every run imports every selected rule's module. Code read from stdin (``-``) has no
 file on disk and gets no ``begin_batch`` call: ``check_file`` must then work
 from ``self.file.text`` alone. Default: nothing.
+``begin_texts(items)`` is called by ``fix`` with every ``(path, text)`` one fix
+pass of a batch changed, before they are checked again: such a rule starts its
+tool once for them all there. Default: nothing.
 
 ``dependencies()`` lists the files besides the checked ones whose content
 decides the rule's findings (e.g. a module it reads declarations from); the
@@ -332,6 +335,12 @@ class Rule:
     def begin_text(self, path: Path, text: str) -> None:
         """Called before a text that is not the file's content on disk (standard input, an
         editor's buffer) is parsed and checked as the file ``path``."""
+
+    def begin_texts(self, items: Sequence[tuple[Path, str]]) -> None:
+        """Called by ``fix`` with every ``(path, text)`` a fix pass changed, before they are
+        checked again (each then as ``path``): a rule that shells out may start its tool
+        once for them all here. A failure here is ignored: ``check_file`` must still work
+        on each text alone."""
 
     def dependencies(self) -> Sequence[Path]:
         """Files other than the checked ones whose content decides the findings."""

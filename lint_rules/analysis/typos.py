@@ -216,6 +216,100 @@ def start_typos_on_text(path: Path, text: str) -> PendingText:
     return PendingText(path, text)
 
 
+class PendingTexts:
+    """typos running once over many texts (copies in one scratch folder) in the background.
+
+    Each text is written where the file it stands for lies relative to the directory of
+    its typos configuration (or, without one, as ``PendingText`` names it), so that one
+    process per configuration checks every text of a fix pass instead of one each.
+    """
+
+    def __init__(self, items: Sequence[tuple[Path, str]]) -> None:
+        import tempfile  # only when a fix pass changed texts
+
+        self._scratch = tempfile.TemporaryDirectory(prefix="lint_rules-typos-")
+        scratch = Path(self._scratch.name)
+        self._runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, int]]] = []
+        self._found: dict[int, list[Misspelling]] | None = None
+        self.included: set[int] = set()
+        """The indexes of the items checked here (a path given twice is checked once)."""
+        roots: dict[Path, Path | None] = {}
+        groups: dict[Path | None, list[int]] = {}
+        for index, (path, _) in enumerate(items):
+            directory = Path(os.path.abspath(path)).parent
+            if directory not in roots:
+                roots[directory] = typos_root(directory)
+            groups.setdefault(roots[directory], []).append(index)
+        try:
+            for number, (root, indexes) in enumerate(groups.items()):
+                config = typos_config(root) if root is not None else None
+                folder = scratch / str(number)
+                by_name: dict[str, int] = {}
+                for index in indexes:
+                    path, text = items[index]
+                    if root is not None:
+                        name = _relative_to(path, root)
+                        if os.path.isabs(name):
+                            continue  # not below its root (cannot be): checked alone
+                    else:
+                        name = path.name if path.suffix in (".py", ".pyi") else "stdin.py"
+                    if name in by_name:
+                        continue
+                    copy = folder / name
+                    copy.parent.mkdir(parents=True, exist_ok=True)
+                    copy.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+                    by_name[name] = index
+                if not by_name:
+                    continue
+                listing = scratch / f"{number}.txt"
+                listing.write_text("".join(name + "\n" for name in by_name), encoding="utf-8")
+                arguments = ["--file-list", str(listing)]
+                if config is not None:
+                    arguments = ["--config", str(config), *arguments]
+                self._runs.append((_start_typos(arguments, folder, ""), folder, by_name))
+                self.included.update(by_name.values())
+        except BaseException:
+            self.cancel()
+            raise
+
+    def result(self) -> dict[int, list[Misspelling]]:
+        """The misspellings by item index (those of ``included``); raises ``ConfigError``
+        if typos failed."""
+        if self._found is None:
+            found: dict[int, list[Misspelling]] = {index: [] for index in self.included}
+            runs, self._runs = self._runs, []
+            try:
+                for process, folder, by_name in runs:
+                    stdout, stderr = process.communicate()
+                    for name, misspelling in _parse_output(
+                        process.returncode, stdout, stderr, folder
+                    ):
+                        if name in by_name:
+                            found[by_name[name]].append(misspelling)
+            finally:
+                for process, _, _ in runs:
+                    if process.poll() is None:
+                        process.kill()
+                        process.wait()
+                self._scratch.cleanup()
+            self._found = found
+        return self._found
+
+    def cancel(self) -> None:
+        for process, _, _ in self._runs:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+        self._runs = []
+        self._scratch.cleanup()
+
+
+def start_typos_on_texts(items: Sequence[tuple[Path, str]]) -> PendingTexts:
+    """typos started once (per typos configuration) on every ``(path, text)`` of ``items``,
+    each as if it were the file ``path``; ``result`` waits for it."""
+    return PendingTexts(items)
+
+
 def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[str, Misspelling]]:
     process = _start_typos(arguments, cwd, stdin)
     stdout, stderr = process.communicate()

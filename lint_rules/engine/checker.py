@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from lint_rules import timing
@@ -64,6 +65,15 @@ class Checker:
                 raise  # the rule cannot run at all (e.g. a missing tool): exit 2
             except Exception as error:
                 self._batch_failures[index] = _describe(error)
+
+    def begin_texts(self, items: Sequence[tuple[Path, str]]) -> None:
+        """Run each rule's ``begin_texts`` hook (texts a fix pass changed, about to be checked);
+        a hook's failure is ignored: each rule then checks each text alone."""
+        for index, rule in enumerate(self.rules):
+            if index in self._batch_failures:
+                continue
+            with suppress(Exception):
+                rule.begin_texts(items)
 
     def check(
         self,

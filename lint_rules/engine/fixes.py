@@ -1,6 +1,7 @@
 """Fixes: applying them to a text to a fixed point, checking the result, writing it.
 
-``fix_text`` is what ``fix`` runs on each file; ``apply_fixes`` applies one
+``fix_text`` is what ``fix`` runs on each file (``fix_texts`` on a batch's files,
+their passes in step); ``apply_fixes`` applies one
 pass of non-overlapping fixes; ``write_fixed`` replaces a fixed file's content
 only if it is still what was read (``write_atomic`` replaces any file's);
 ``unified_diff`` shows a change.
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,17 @@ if TYPE_CHECKING:
     from lint_rules.engine.checker import Checker
 
 MAX_FIX_PASSES = 10
+
+
+@dataclass(frozen=True)
+class FixJob:
+    """One text to fix (``fix_text``'s arguments but the checker and ``unsafe_fixes``)."""
+
+    path: Path
+    text: str
+    ignored: tuple[str, ...] = ()
+    encoding: str = "utf-8"
+    blocked: Mapping[str, str] = field(default_factory=dict)
 
 
 def fix_text(
@@ -43,32 +55,71 @@ def fix_text(
     applied: the text is returned as it was, every finding whose fix was
     withheld says why, and ``refused`` holds the reason.
     """
-    blocked = blocked or {}
-    findings, _ = checker.check(path, text, ignored)
-    current, applied = text, 0
-    replaced: set[str] = set()
+    job = FixJob(path, text, ignored, encoding, blocked or {})
+    return fix_texts(checker, [job], unsafe_fixes)[0]
+
+
+def fix_texts(checker: Checker, jobs: Sequence[FixJob], unsafe_fixes: bool) -> list[FixOutcome]:
+    """``fix_text`` on each job, the passes in step: after each pass the texts it changed
+    go to ``Checker.begin_texts`` together, before any is checked again (so that a rule
+    running a tool, LR004's typos, starts it once a pass rather than once a text)."""
+    findings = [checker.check(job.path, job.text, job.ignored)[0] for job in jobs]
+    current = [job.text for job in jobs]
+    applied = [0] * len(jobs)
+    replaced: list[set[str]] = [set() for _ in jobs]
+    active = list(range(len(jobs)))
     for _ in range(MAX_FIX_PASSES):
-        fixes = [
-            finding.fix
-            for finding in findings
-            if finding.fix is not None
-            and (finding.fix.safe or unsafe_fixes)
-            and _blocking(finding.fix, current, blocked) is None
-        ]
-        if not fixes:
+        changed = []
+        for index in active:
+            job = jobs[index]
+            fixes = [
+                finding.fix
+                for finding in findings[index]
+                if finding.fix is not None
+                and (finding.fix.safe or unsafe_fixes)
+                and _blocking(finding.fix, current[index], job.blocked) is None
+            ]
+            if not fixes:
+                continue
+            current[index], count = apply_fixes(current[index], fixes, replaced[index])
+            applied[index] += count
+            changed.append(index)
+        if not changed:
             break
-        current, count = apply_fixes(current, fixes, replaced)
-        applied += count
-        findings, _ = checker.check(path, current, ignored)
+        if len(changed) > 1:
+            checker.begin_texts([(jobs[index].path, current[index]) for index in changed])
+        for index in changed:
+            findings[index], _ = checker.check(
+                jobs[index].path, current[index], jobs[index].ignored
+            )
+        active = changed
+    return [
+        _settled(checker, job, current[index], applied[index], replaced[index], findings[index],
+                 unsafe_fixes)
+        for index, job in enumerate(jobs)
+    ]  # fmt: skip
+
+
+def _settled(
+    checker: Checker,
+    job: FixJob,
+    current: str,
+    applied: int,
+    replaced: set[str],
+    findings: list[Finding],
+    unsafe_fixes: bool,
+) -> FixOutcome:
+    """The outcome of a job's passes: verified, or refused with every fix withheld."""
+    text, blocked = job.text, job.blocked
     findings = [_withheld_if_blocked(finding, current, blocked) for finding in findings]
     if current == text:
         return FixOutcome(text, 0, findings)
-    reason = verify(text, current, str(path))
-    if reason is None and not _encodable(current, encoding):
-        reason = f"the result cannot be encoded as {encoding}"
+    reason = verify(text, current, str(job.path))
+    if reason is None and not _encodable(current, job.encoding):
+        reason = f"the result cannot be encoded as {job.encoding}"
     if reason is None:
         return FixOutcome(current, applied, findings, replaced=frozenset(replaced - {""}))
-    original, _ = checker.check(path, text, ignored)
+    original, _ = checker.check(job.path, text, job.ignored)
     withheld = [
         withhold(finding, reason)
         if finding.fix is not None and (finding.fix.safe or unsafe_fixes)

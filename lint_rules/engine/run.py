@@ -27,13 +27,14 @@ from lint_rules.engine.checker import Checker, file_error
 from lint_rules.engine.discovery import discover, project_files
 from lint_rules.engine.fixes import (
     ChangedWhileFixing,
-    fix_text,
+    FixJob,
+    fix_texts,
     still_holds,
     unified_diff,
     withhold,
     write_fixed,
 )
-from lint_rules.engine.results import Change, FileResult, RunOptions, RunResult
+from lint_rules.engine.results import Change, FileResult, FixOutcome, RunOptions, RunResult
 from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
 
@@ -357,10 +358,38 @@ class Worker:
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
         start, before = time.perf_counter(), timing.snapshot()
         self.checker.begin_batch(paths)
-        results = [self.run_file(path) for path in paths]
+        if self.options.fix:
+            results = self._fix_batch(paths)
+        else:
+            results = [self.run_file(path) for path in paths]
         # What the batch spent besides parsing and typos is the rules' (and reading files).
         inside = timing.since(before)
         timing.add("rules", time.perf_counter() - start - inside["parse"] - inside["typos"])
+        return results
+
+    def _fix_batch(self, paths: Sequence[Path]) -> list[FileResult]:
+        """Fix the files of a batch, their fix passes in step (``fix_texts``)."""
+        results: list[FileResult] = []
+        waiting: list[tuple[FileResult, bytes, FixJob]] = []
+        for path in paths:
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                results.append(
+                    FileResult(path, [file_error(f"cannot read file: {error.strerror}")])
+                )
+                continue
+            result, decoded = self._decoded(path, data)
+            results.append(result)
+            if decoded is not None:
+                text, encoding = decoded
+                job = FixJob(path, text, self._ignored_codes(path), encoding)
+                waiting.append((result, data, job))
+        outcomes = fix_texts(
+            self.checker, [job for _, _, job in waiting], self.options.unsafe_fixes
+        )
+        for (result, data, job), outcome in zip(waiting, outcomes, strict=True):
+            self._fixed(result, data, job, outcome, write=True)
         return results
 
     def run_file(self, path: Path) -> FileResult:
@@ -372,20 +401,10 @@ class Worker:
 
     def run_bytes(self, path: Path, data: bytes, write: bool) -> FileResult:
         """Check or fix one file's bytes; writes the fixed file only when ``write``."""
-        result = FileResult(path, digest=content_digest(data))
-        try:
-            text, encoding = decode_source(data)
-        except UnicodeDecodeError as error:
-            line = data.count(b"\n", 0, error.start) + 1
-            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-            message = f"cannot decode file as {error.encoding}: {error.reason}"
-            result.findings = [Finding("LR000", message, line, column, line, column)]
+        result, decoded = self._decoded(path, data)
+        if decoded is None:
             return result
-        except SyntaxError as error:  # a bad coding cookie
-            result.findings = [file_error(f"cannot decode file: {error.msg}")]
-            return result
-        if self._skipped(text):
-            return result
+        text, encoding = decoded
         if self.options.fix:
             self._fix(result, data, text, encoding, write, self._ignored_codes(path))
             return result
@@ -400,6 +419,25 @@ class Worker:
         result.reads_project = self.project.reads != reads
         return result
 
+    def _decoded(self, path: Path, data: bytes) -> tuple[FileResult, tuple[str, str] | None]:
+        """The file's result so far, and its text and encoding, or None when it is done
+        (it cannot be decoded: the result says why; or it is skipped)."""
+        result = FileResult(path, digest=content_digest(data))
+        try:
+            text, encoding = decode_source(data)
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+            message = f"cannot decode file as {error.encoding}: {error.reason}"
+            result.findings = [Finding("LR000", message, line, column, line, column)]
+            return result, None
+        except SyntaxError as error:  # a bad coding cookie
+            result.findings = [file_error(f"cannot decode file: {error.msg}")]
+            return result, None
+        if self._skipped(text):
+            return result, None
+        return result, (text, encoding)
+
     def _fix(
         self,
         result: FileResult,
@@ -410,10 +448,15 @@ class Worker:
         ignored: tuple[str, ...],
         blocked: Mapping[str, str] | None = None,
     ) -> None:
-        blocked = dict(blocked or {})
-        outcome = fix_text(
-            self.checker, result.path, text, self.options.unsafe_fixes, ignored, encoding, blocked
-        )
+        job = FixJob(result.path, text, ignored, encoding, dict(blocked or {}))
+        outcome = fix_texts(self.checker, [job], self.options.unsafe_fixes)[0]
+        self._fixed(result, data, job, outcome, write)
+
+    def _fixed(
+        self, result: FileResult, data: bytes, job: FixJob, outcome: FixOutcome, write: bool
+    ) -> None:
+        """Record a fixed file's outcome (its change, to settle and write later)."""
+        text, encoding, ignored, blocked = job.text, job.encoding, job.ignored, job.blocked
         result.findings, result.parsed = outcome.findings, True
         result.refused = outcome.refused
         changed = outcome.text != text

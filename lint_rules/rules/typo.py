@@ -13,11 +13,13 @@ from lint_rules.analysis.typos import (
     TYPOS_CONFIG_NAMES,
     Misspelling,
     PendingText,
+    PendingTexts,
     PendingTypos,
     find_typos,
     run_typos_on_text,
     start_typos_on_files,
     start_typos_on_text,
+    start_typos_on_texts,
     typos_candidates,
     typos_config_candidates,
     typos_root,
@@ -223,6 +225,7 @@ class TypoRule(Rule):
         self._pending: tuple[list[Path], PendingTypos] | None = None
         self._pending_text: tuple[Path, str, PendingText] | None = None
         self._batch_error: ConfigError | None = None
+        self._texts: tuple[dict[tuple[Path, str], int], PendingTexts] | None = None
         self.renamed = parse_renames(options.get("renames", {})).old_names
         """The old names of ``[tool.lint_rules.renames]``: LR001's to report, not ours."""
 
@@ -275,6 +278,37 @@ class TypoRule(Rule):
         with suppress(ConfigError):  # if typos cannot start, check_file reports it
             self._pending_text = (path, _digest(text), start_typos_on_text(path, text))
 
+    def begin_texts(self, items: Sequence[tuple[Path, str]]) -> None:
+        """Start one typos run over every text a fix pass changed, so that re-checking
+        them reads their misspellings from it instead of starting typos once per text."""
+        if self._texts is not None:
+            self._texts[1].cancel()
+            self._texts = None
+        if not items:
+            return
+        with suppress(ConfigError):  # if typos cannot start, check_file runs it per text
+            pending = start_typos_on_texts(items)
+            keys = {
+                (items[index][0], _digest(items[index][1])): index
+                for index in sorted(pending.included)
+            }
+            self._texts = (keys, pending)
+
+    def _from_texts(self, path: Path, digest: str) -> list[Misspelling] | None:
+        """The misspellings of ``path``'s text from ``begin_texts``' run, if it checked it
+        and did not fail (a failure is reported by the per-text run that follows)."""
+        if self._texts is None:
+            return None
+        index = self._texts[0].get((path, digest))
+        if index is None:
+            return None
+        try:
+            with timing.timed("typos"):
+                return self._texts[1].result().get(index)
+        except ConfigError:
+            self._texts = None
+            return None
+
     def _collect(self) -> None:
         """Wait for the batch's typos run; keep each file's misspellings by content."""
         if self._pending is None:
@@ -319,11 +353,15 @@ class TypoRule(Rule):
         if started is not None and started[:2] != (self.file.path, _digest(text)):
             started[2].cancel()
             started = None
-        if known is not None and known[0] == _digest(text):
+        digest = _digest(text)
+        batched = None
+        if known is not None and known[0] == digest:
             misspellings = known[1]
         elif started is not None:
             misspellings = started[2].result()
-        else:  # stdin, a file changed by a fix pass, or not plain UTF-8 on disk
+        elif (batched := self._from_texts(self.file.path, digest)) is not None:
+            misspellings = batched  # a file changed by a fix pass
+        else:  # stdin, a file changed by a fix pass outside a batch, or not plain UTF-8
             misspellings = run_typos_on_text(self.file.path, text)
         if misspellings:
             placer = Placer(self.file, self.renamed)
