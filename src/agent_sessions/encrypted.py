@@ -85,7 +85,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
 from ._json import _scan_once, decode_item, encode_items
@@ -630,6 +630,10 @@ class _SessionKey:
     cipher: AESGCM
     aad_head: bytes
     aad_tail: bytes
+    # The last one-item write's time (ms), envelope text head and associated data.
+    last_write: list[tuple[int, str, bytes]] = field(
+        default_factory=lambda: [(-1, "", b"")], compare=False
+    )
 
     @classmethod
     def derive(cls, master: bytes, session_id: str) -> _SessionKey:
@@ -655,12 +659,18 @@ class _SessionKey:
     def seal_texts(self, texts: list[str], at: int) -> list[str]:
         """:meth:`seal`'s envelopes as the JSON text ``encode_items`` writes for them
         (same keys, order and separators; base64 and key ids need no escaping)."""
-        head = _ENVELOPE_TEXT_HEAD % (self.key_id, at)
         if len(texts) == 1:  # the common case, without _sealed's call and lists
+            memo = self.last_write[0]  # one read: a tuple another thread only replaces
+            if memo[0] == at:  # adds in the same millisecond share the envelope's head
+                head, associated = memo[1], memo[2]
+            else:
+                head = _ENVELOPE_TEXT_HEAD % (self.key_id, at)
+                associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+                self.last_write[0] = (at, head, associated)
             nonce = os.urandom(_NONCE_BYTES)
-            associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
             sealed = nonce + self.cipher.encrypt(nonce, texts[0].encode("utf-8"), associated)
             return [head + binascii.b2a_base64(sealed, newline=False).decode("ascii") + '"}']
+        head = _ENVELOPE_TEXT_HEAD % (self.key_id, at)
         return [f'{head}{data}"}}' for data in self._sealed(texts, at)]
 
     def _sealed(self, texts: list[str], at: int) -> list[str]:

@@ -443,6 +443,29 @@ async def test_items_older_than_the_ttl_are_never_returned(
     assert await session.get_items() == []
 
 
+async def test_each_add_carries_its_own_write_time_within_a_millisecond_or_not(
+    store: SQLiteStore, session_id: str
+) -> None:
+    # One-item adds reuse the envelope head and associated data of the previous one when
+    # written in the same millisecond: each envelope must still name, and authenticate,
+    # the time it was written at.
+    clock, key = Clock(1_700_000_000.0), generate_key()
+    session = EncryptedSession(store.session(session_id), key=key, clock=clock)
+    times = [0.0, 0.0004, 0.002, 0.0, 0.002]  # same ms, next, back, a batch, same again
+    for n, offset in enumerate(times):
+        clock.now = 1_700_000_000.0 + offset
+        await session.add_items([{"n": n}] if n != 3 else [{"n": 3}, {"n": 3.5}])
+    await session.add_items([{"n": 5}])
+    stored = [envelope["at"] for envelope in await session.session.get_items()]
+    base = 1_700_000_000_000
+    assert stored == [base, base, base + 2, base, base, base + 2, base + 2]
+    fresh = EncryptedSession(store.session(session_id), key=key, clock=clock, cache_bytes=0)
+    expected = [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}, {"n": 3.5}, {"n": 4}, {"n": 5}]
+    assert await fresh.get_items() == expected
+    fresh.ttl = 0.0015  # at base + 2 ms, only what was written then is live
+    assert await fresh.get_items() == [{"n": 2}, {"n": 4}, {"n": 5}]
+
+
 async def test_the_readers_ttl_applies_to_items_already_stored(
     store: SQLiteStore, session_id: str
 ) -> None:
