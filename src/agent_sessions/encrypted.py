@@ -533,14 +533,24 @@ class EncryptedSession(SessionABC):
     def _remember(self, keys: list[str], encoded: list[str], at: int) -> None:
         """Cache what was just written: ``keys[i]`` holds ``encoded[i]``, an item's JSON
         (kept as text: its first read decides whether to keep a copy of the item)."""
-        cache, key_id, limit, added = self._cache, self._keys[0].key_id, self._cache_bytes, 0
-        with self._cache_lock:
-            for key, text in zip(keys, encoded, strict=True):
-                size = len(key) + len(text)
-                if size <= limit:
-                    cache[key] = (at, key_id, text, size)  # a new envelope: not cached yet
-                    added += size
-            self._cache_chars += added
+        cache, key_id, limit = self._cache, self._keys[0].key_id, self._cache_bytes
+        if len(keys) == 1:  # the common case (a turn adds its items one call each): no loop
+            key, text = keys[0], encoded[0]
+            size = len(key) + len(text)
+            if size > limit:
+                return
+            with self._cache_lock:
+                cache[key] = (at, key_id, text, size)  # a new envelope: not cached yet
+                self._cache_chars += size
+        else:
+            added = 0
+            with self._cache_lock:
+                for key, text in zip(keys, encoded, strict=True):
+                    size = len(key) + len(text)
+                    if size <= limit:
+                        cache[key] = (at, key_id, text, size)
+                        added += size
+                self._cache_chars += added
         if self._cache_chars > limit:
             self._evict()
 
@@ -646,6 +656,11 @@ class _SessionKey:
         """:meth:`seal`'s envelopes as the JSON text ``encode_items`` writes for them
         (same keys, order and separators; base64 and key ids need no escaping)."""
         head = _ENVELOPE_TEXT_HEAD % (self.key_id, at)
+        if len(texts) == 1:  # the common case, without _sealed's call and lists
+            nonce = os.urandom(_NONCE_BYTES)
+            associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+            sealed = nonce + self.cipher.encrypt(nonce, texts[0].encode("utf-8"), associated)
+            return [head + binascii.b2a_base64(sealed, newline=False).decode("ascii") + '"}']
         return [f'{head}{data}"}}' for data in self._sealed(texts, at)]
 
     def _sealed(self, texts: list[str], at: int) -> list[str]:
