@@ -68,6 +68,7 @@ def fix_texts(checker: Checker, jobs: Sequence[FixJob], unsafe_fixes: bool) -> l
     applied = [0] * len(jobs)
     replaced: list[set[str]] = [set() for _ in jobs]
     active = list(range(len(jobs)))
+    begun = False
     for _ in range(MAX_FIX_PASSES):
         changed = []
         for index in active:
@@ -88,11 +89,14 @@ def fix_texts(checker: Checker, jobs: Sequence[FixJob], unsafe_fixes: bool) -> l
             break
         if len(changed) > 1:
             checker.begin_texts([(jobs[index].path, current[index]) for index in changed])
+            begun = True
         for index in changed:
             findings[index], _ = checker.check(
                 jobs[index].path, current[index], jobs[index].ignored
             )
         active = changed
+    if begun:  # a run no check read (a text that no longer parses) is stopped, not left
+        checker.begin_texts([])
     return [
         _settled(checker, job, current[index], applied[index], replaced[index], findings[index],
                  unsafe_fixes)
