@@ -86,10 +86,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
 from ._json import _scan_once, decode_item, encode_items
-from .base import MAX_INT64, GivenSettings
+from .base import MAX_INT64, BaseSession, GivenSettings
 from .errors import SessionClosedError, SessionConfigError, SessionError
 from .protocol import (
     EncodedAppend,
@@ -206,6 +206,15 @@ class EncryptedSession(SessionABC):
         self._add_encoded = (
             session.add_encoded_items if isinstance(session, EncodedAppend) else None
         )
+        # A store's session whose add_encoded_items is BaseSession's: its shape checks
+        # are spared (the texts are made here, each a JSON object) and the envelopes go to
+        # its store's _add_items, as that method sends them, after the same closed check.
+        self._direct: BaseSession[Any] | None = (
+            session
+            if isinstance(session, BaseSession)
+            and type(session).add_encoded_items is BaseSession.add_encoded_items
+            else None
+        )
         # Its EncodedRead capability: envelopes read as their stored text, which keys the
         # cache and is parsed here, not decoded as JSON by the store.
         self._get_encoded = session.get_encoded_items if isinstance(session, EncodedRead) else None
@@ -299,7 +308,12 @@ class EncryptedSession(SessionABC):
             at = int(self._clock() * 1000)
             if self._add_encoded is not None:  # the envelopes' JSON, written once
                 texts = self._keys[0].seal_texts(encoded, at)
-                await self._add_encoded(texts)
+                direct = self._direct
+                if direct is not None:
+                    direct._check_open()
+                    await direct.store._add_items(direct.session_id, texts)
+                else:
+                    await self._add_encoded(texts)
                 if self._cache_bytes:
                     self._remember(texts, encoded, at)
             else:

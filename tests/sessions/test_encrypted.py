@@ -24,6 +24,7 @@ import pytest
 from agent_sessions import (
     InvalidItemError,
     Session,
+    SessionClosedError,
     SessionConfigError,
     SessionSettings,
     SQLiteSession,
@@ -464,6 +465,40 @@ async def test_each_add_carries_its_own_write_time_within_a_millisecond_or_not(
     assert await fresh.get_items() == expected
     fresh.ttl = 0.0015  # at base + 2 ms, only what was written then is live
     assert await fresh.get_items() == [{"n": 2}, {"n": 4}, {"n": 5}]
+
+
+async def test_adds_check_that_the_wrapped_session_is_open(
+    store: SQLiteStore, session_id: str
+) -> None:
+    # Over a store's session the envelopes go to its store directly: its closed check
+    # still applies, and nothing is written.
+    inner = store.session(session_id)
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items([{"n": 0}])
+    await inner.close()
+    with pytest.raises(SessionClosedError):
+        await session.add_items([{"n": 1}])
+    assert len(await store.session(session_id).get_items()) == 1
+
+
+class RecordingSQLiteSession(SQLiteSession):
+    """A SQLiteSession with its own add_encoded_items, which records what it is given."""
+
+    written: list[list[str]]
+
+    async def add_encoded_items(self, encoded: list[str]) -> None:
+        self.written = [*getattr(self, "written", []), list(encoded)]
+        await super().add_encoded_items(encoded)
+
+
+async def test_a_session_overriding_add_encoded_items_gets_the_envelopes(tmp_path: Path) -> None:
+    inner = RecordingSQLiteSession("recorded", tmp_path / "recorded.db")
+    session = EncryptedSession(inner, key=generate_key())
+    await session.add_items([{"n": 0}])
+    await session.add_items([{"n": 1}, {"n": 2}])
+    assert [len(texts) for texts in inner.written] == [1, 2]
+    assert await session.get_items() == [{"n": 0}, {"n": 1}, {"n": 2}]
+    await session.close()
 
 
 async def test_the_readers_ttl_applies_to_items_already_stored(
