@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.analysis.typos import PIPE_INPUT_LIMIT, find_typos
+from lint_rules.analysis.typos import PIPE_INPUT_LIMIT
 
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import Lint, needs_typos
 
 MISSPELT = {
     "suppresses": "Sup" + "resses",
@@ -30,7 +30,7 @@ MISSPELT = {
     "for": "f" + "o",
 }
 
-pytestmark = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+pytestmark = needs_typos
 
 
 def _write(project: Path, name: str, source: str) -> Path:
