@@ -324,7 +324,10 @@ def _protocols(
     if done.returncode not in (0, 1):
         raise SystemExit(f"lint_rules protocols failed: {done.stderr.strip()}")
     reported = [str(item["message"]).split("`")[1] for item in json.loads(done.stdout)]
-    if reported != ([] if expect is None else [expect]):
+    # A class that subclasses one of the protocol's ABCs is reported by its probe and by
+    # mypy's [override] at the member (`RedisSession.pop_item`): both name the class.
+    named = {name.partition(".")[0] for name in reported}
+    if named != (set() if expect is None else {expect}):
         raise SystemExit(f"{label}: expected {expect!r} to be reported, got {reported}")
     return seconds, reported
 

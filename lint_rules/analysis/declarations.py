@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from lint_rules.quick import MODIFIED, state
-from lint_rules.rule import ConfigError
+from lint_rules.rule import ConfigError, parse_source
 
 T = TypeVar("T")
 
@@ -550,11 +550,11 @@ def _locate(
 
 def _parse(text: str, path: Path) -> ast.Module:
     try:
-        return ast.parse(text, filename=str(path))
+        return parse_source(text, str(path))
     except SyntaxError:
         if sys.version_info >= (3, 12) or not _TYPE_STATEMENT.search(text):
             raise
-        return ast.parse(_TYPE_STATEMENT.sub(r"\1\2 =", text), filename=str(path))
+        return parse_source(_TYPE_STATEMENT.sub(r"\1\2 =", text), str(path))
 
 
 def top_level(tree: ast.Module) -> list[ast.stmt]:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lint_rules.rule import ConfigError
 
@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # subprocess is imported when typos runs, not on a run the ca
 
 TYPOS_CONFIG_NAMES = ("typos.toml", "_typos.toml", ".typos.toml")
 """typos' own configuration files, besides ``[tool.typos]`` in pyproject.toml."""
+_Key = TypeVar("_Key")
+
 PIPE_INPUT_LIMIT = 4096
 """The longest file list written to typos' standard input: one a pipe holds whole on
 every platform (see ``_start_typos``); a longer one goes through a temporary file."""
@@ -76,18 +78,41 @@ def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
     return start_typos_on_files(paths).result()
 
 
-class PendingTypos:
-    """typos running over a batch of files in the background; ``result`` waits for it.
+class _PendingRuns(Generic[_Key]):
+    """typos processes running in the background, each over the files of one folder.
 
-    Starting it before the rest of the batch's setup lets typos (a separate process)
-    run while this one goes on; a missing executable is reported at once.
+    Each run is ``(process, folder, by_name)``: ``by_name`` maps the names typos reports
+    (relative to ``folder``) to the key its findings are filed under. ``result`` reads
+    every run once; a run not read (an error, ``cancel``) is killed, never left behind.
     """
 
-    def __init__(self, runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, Path]]]) -> None:
-        self._runs = runs
-        self._found: dict[Path, list[Misspelling]] | None = None
-        self.files: list[Path] = []
-        """Temporary file lists to remove once typos is done."""
+    def __init__(self) -> None:
+        self._runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, _Key]]] = []
+        self._found: dict[_Key, list[Misspelling]] | None = None
+
+    def _cleanup(self) -> None:
+        """Remove what the runs read (file lists, copies); called once they are done."""
+
+    def _collect(self, found: dict[_Key, list[Misspelling]]) -> dict[_Key, list[Misspelling]]:
+        """The runs' findings added to ``found``; raises ``ConfigError`` if typos failed."""
+        if self._found is None:
+            runs, self._runs = self._runs, []
+            try:
+                for process, folder, by_name in runs:
+                    stdout, stderr = process.communicate()
+                    for name, misspelling in _parse_output(
+                        process.returncode, stdout, stderr, folder
+                    ):
+                        if name in by_name:
+                            found.setdefault(by_name[name], []).append(misspelling)
+            finally:
+                for process, _, _ in runs:
+                    if process.poll() is None:
+                        process.kill()
+                        process.wait()
+                self._cleanup()
+            self._found = found
+        return self._found
 
     def cancel(self) -> None:
         """Stop the runs not yet read (a batch whose files were all skipped)."""
@@ -96,6 +121,22 @@ class PendingTypos:
                 process.kill()
             process.communicate()
         self._runs = []
+        self._cleanup()
+
+
+class PendingTypos(_PendingRuns[Path]):
+    """typos running over a batch of files in the background; ``result`` waits for it.
+
+    Starting it before the rest of the batch's setup lets typos (a separate process)
+    run while this one goes on; a missing executable is reported at once.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: list[Path] = []
+        """Temporary file lists to remove once typos is done."""
+
+    def _cleanup(self) -> None:
         self.remove_files()
 
     def remove_files(self) -> None:
@@ -105,25 +146,7 @@ class PendingTypos:
 
     def result(self) -> dict[Path, list[Misspelling]]:
         """The misspellings by path; raises ``ConfigError`` if typos failed."""
-        if self._found is None:
-            found: dict[Path, list[Misspelling]] = {}
-            runs, self._runs = self._runs, []
-            try:
-                for process, root, by_name in runs:
-                    stdout, stderr = process.communicate()
-                    for name, misspelling in _parse_output(
-                        process.returncode, stdout, stderr, root
-                    ):
-                        if name in by_name:
-                            found.setdefault(by_name[name], []).append(misspelling)
-            finally:
-                for process, _, _ in runs:
-                    if process.poll() is None:
-                        process.kill()
-                        process.wait()
-                self.remove_files()
-            self._found = found
-        return self._found
+        return self._collect({})
 
 
 def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
@@ -134,8 +157,7 @@ def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
         if path.parent not in roots:
             roots[path.parent] = typos_root(path.parent)
         groups.setdefault(roots[path.parent], []).append(path)
-    runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, Path]]] = []
-    pending = PendingTypos(runs)
+    pending = PendingTypos()
     try:
         for root, group in groups.items():
             if root is None:
@@ -148,12 +170,9 @@ def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
                 list_file = _file_list(listing)
                 pending.files.append(list_file)
                 process = _start_typos(["--file-list", str(list_file)], root, "")
-            runs.append((process, root, by_name))
+            pending._runs.append((process, root, by_name))
     except BaseException:
-        for process, _, _ in runs:
-            process.kill()
-            process.wait()
-        pending.remove_files()
+        pending.cancel()
         raise
     return pending
 
@@ -216,7 +235,7 @@ def start_typos_on_text(path: Path, text: str) -> PendingText:
     return PendingText(path, text)
 
 
-class PendingTexts:
+class PendingTexts(_PendingRuns[int]):
     """typos running once over many texts (copies in one scratch folder) in the background.
 
     Each text is written where the file it stands for lies relative to the directory of
@@ -227,10 +246,9 @@ class PendingTexts:
     def __init__(self, items: Sequence[tuple[Path, str]]) -> None:
         import tempfile  # only when a fix pass changed texts
 
+        super().__init__()
         self._scratch = tempfile.TemporaryDirectory(prefix="lint_rules-typos-")
         scratch = Path(self._scratch.name)
-        self._runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, int]]] = []
-        self._found: dict[int, list[Misspelling]] | None = None
         self.included: set[int] = set()
         """The indexes of the items checked here (a path given twice is checked once)."""
         roots: dict[Path, Path | None] = {}
@@ -272,36 +290,13 @@ class PendingTexts:
             self.cancel()
             raise
 
+    def _cleanup(self) -> None:
+        self._scratch.cleanup()
+
     def result(self) -> dict[int, list[Misspelling]]:
         """The misspellings by item index (those of ``included``); raises ``ConfigError``
         if typos failed."""
-        if self._found is None:
-            found: dict[int, list[Misspelling]] = {index: [] for index in self.included}
-            runs, self._runs = self._runs, []
-            try:
-                for process, folder, by_name in runs:
-                    stdout, stderr = process.communicate()
-                    for name, misspelling in _parse_output(
-                        process.returncode, stdout, stderr, folder
-                    ):
-                        if name in by_name:
-                            found[by_name[name]].append(misspelling)
-            finally:
-                for process, _, _ in runs:
-                    if process.poll() is None:
-                        process.kill()
-                        process.wait()
-                self._scratch.cleanup()
-            self._found = found
-        return self._found
-
-    def cancel(self) -> None:
-        for process, _, _ in self._runs:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-        self._runs = []
-        self._scratch.cleanup()
+        return self._collect({index: [] for index in self.included})
 
 
 def start_typos_on_texts(items: Sequence[tuple[Path, str]]) -> PendingTexts:
