@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ def find_typos() -> Path | None:
     beside = Path(sys.executable).parent / name
     if beside.is_file():
         return beside
+    import shutil  # not imported by a run typos does not start for
+
     found = shutil.which("typos")
     return Path(found) if found is not None else None
 
@@ -149,8 +150,9 @@ class PendingTypos(_PendingRuns[Path]):
         return self._collect({})
 
 
-def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
-    """Start typos over ``paths`` (as ``run_typos_on_files``) without waiting for it."""
+def start_typos_on_files(paths: Sequence[Path], early: bool = False) -> PendingTypos:
+    """Start typos over ``paths`` (as ``run_typos_on_files``) without waiting for it
+    (``early``: for ``start_early``)."""
     roots: dict[Path, Path | None] = {}  # directory -> its typos root, looked up once
     groups: dict[Path | None, list[Path]] = {}
     for path in paths:
@@ -162,14 +164,15 @@ def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
         for root, group in groups.items():
             if root is None:
                 root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
-            by_name = {_relative_to(path, root): path for path in group}
+            # In name order: the same files make the same run (``start_early``).
+            by_name = dict(sorted((_relative_to(path, root), path) for path in group))
             listing = "".join(name + "\n" for name in by_name)
             if len(listing.encode()) <= PIPE_INPUT_LIMIT:
-                process = _start_typos(["--file-list", "-"], root, listing)
+                process = _start_typos(["--file-list", "-"], root, listing, early)
             else:  # a long list goes through a file: see _start_typos
                 list_file = _file_list(listing)
                 pending.files.append(list_file)
-                process = _start_typos(["--file-list", str(list_file)], root, "")
+                process = _start_typos(["--file-list", str(list_file)], root, "", early)
             pending._runs.append((process, root, by_name))
     except BaseException:
         pending.cancel()
@@ -311,10 +314,52 @@ def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[st
     return _parse_output(process.returncode, stdout, stderr, cwd)
 
 
-def _start_typos(arguments: list[str], cwd: Path, stdin: str) -> subprocess.Popen[bytes]:
-    """typos started on ``arguments`` in ``cwd``, with ``stdin`` written to it."""
+_EARLY: dict[tuple[tuple[str, ...], str, str], subprocess.Popen[bytes]] = {}
+"""typos runs started by ``start_early``, by their arguments, directory and input."""
+EARLY_LIMIT = 32
+"""At most this many files are handed to typos before the command line is read."""
+
+
+def start_early(paths: Sequence[Path]) -> None:
+    """Start typos on ``paths`` now, as a ``check`` of them will (``start_typos_on_files``),
+    before the command line, the configuration and the rules are imported: the run that
+    then asks for the same typos run (same files, configuration directory and input)
+    takes this one, which has been running meanwhile. ``discard_early`` stops the runs
+    nothing took (a file the cache answers, LR004 not selected, a file excluded).
+    Nothing is started when anything is unusual: the run itself then starts typos."""
+    if not paths or len(paths) > EARLY_LIMIT:
+        return
+    try:
+        pending = start_typos_on_files(paths, early=True)
+    except Exception:  # the run reports it (missing typos, an unreadable file...)
+        discard_early()
+        return
+    if pending.files:  # a list long enough for a file: not worth keeping
+        discard_early()
+        pending.remove_files()
+
+
+def discard_early() -> None:
+    """Stop every run ``start_early`` started that no check took."""
+    while _EARLY:
+        _, process = _EARLY.popitem()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def _start_typos(
+    arguments: list[str], cwd: Path, stdin: str, early: bool = False
+) -> subprocess.Popen[bytes]:
+    """typos started on ``arguments`` in ``cwd``, with ``stdin`` written to it (or the same
+    run, if ``start_early`` started it); ``early``: kept for the run that will ask."""
     import subprocess
 
+    key = (tuple(arguments), str(cwd), stdin)
+    if not early:
+        early_run = _EARLY.pop(key, None)
+        if early_run is not None:
+            return early_run
     executable = find_typos()
     if executable is None:
         raise ConfigError(
@@ -346,6 +391,8 @@ def _start_typos(arguments: list[str], cwd: Path, stdin: str) -> subprocess.Pope
         os.close(reader)
         if writer != -1:
             os.close(writer)
+    if early:
+        _EARLY[key] = process
     return process
 
 

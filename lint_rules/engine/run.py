@@ -36,7 +36,6 @@ from lint_rules.engine.fixes import (
     write_fixed,
 )
 from lint_rules.engine.results import Change, FileResult, FixOutcome, RunOptions, RunResult
-from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
@@ -121,6 +120,8 @@ def _run_project(
             done.append(hit)
     done.extend(_run_files(todo, worker, options))
     if options.fix:
+        from lint_rules.engine.settle import settle  # fix only: a check never settles
+
         settle(done, config.root, config.exclude, worker.refix)
         if not options.diff and _withhold_changed(done, worker):
             settle(done, config.root, config.exclude, worker.refix)
