@@ -15,9 +15,9 @@ import os
 import re
 import time
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from lint_rules import timing
 from lint_rules.analysis.project import Project
@@ -39,7 +39,12 @@ from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     import pathspec
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""
@@ -301,6 +306,49 @@ def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     return results, timing.since(before)
 
 
+class _ProcessMap:
+    """``map`` in ``jobs`` forked worker processes, for a project-wide pass of a rule over
+    many files (``Project.map_files``): the files are handed out in chunks, the answers
+    come back in their order, as each chunk is done (the pass works on the first ones while
+    the others are read). A pass over few files runs here: starting processes would cost
+    more than it saves. The processes start on first use and stop at ``close``."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __call__(self, function: Callable[[T], R], items: Sequence[T], /) -> Iterable[R]:
+        if self.jobs <= 1 or len(items) < self.jobs * MIN_FILES_PER_PROCESS:
+            return map(function, items)
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self._pool = ProcessPoolExecutor(
+                self.jobs, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),)
+            )
+        chunk = -(-len(items) // (self.jobs * SCAN_CHUNKS_PER_PROCESS))
+        return self._pool.map(function, items, chunksize=chunk)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
+SCAN_CHUNKS_PER_PROCESS = 8
+"""Into how many chunks per process ``_ProcessMap`` cuts the files: the first answers come
+back early, and a slow chunk does not leave the other processes idle for long."""
+
+
+def _watch_parent(parent: int) -> None:
+    import threading  # only in worker processes
+
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
 def open_project(
     root: Path, shared: Mapping[object, object] | None = None, start: Project | None = None
 ) -> Project:
@@ -348,12 +396,20 @@ class Worker:
 
     def prepare(self, paths: Sequence[Path]) -> None:
         """Let each rule build its project-wide state for ``paths`` before worker processes
-        start (``Rule.prepare_project``); a rule that fails here builds it in each worker."""
-        for rule in self.checker.rules:
-            try:
-                rule.prepare_project(paths)
-            except Exception:
-                continue
+        start (``Rule.prepare_project``); a rule that fails here builds it in each worker.
+        Meanwhile the project's ``map_files`` scans files in ``options.jobs`` processes
+        (started on first use, stopped here)."""
+        scanner = _ProcessMap(self.options.jobs)
+        self.project.map_files = scanner
+        try:
+            for rule in self.checker.rules:
+                try:
+                    rule.prepare_project(paths)
+                except Exception:
+                    continue
+        finally:
+            self.project.map_files = map
+            scanner.close()
 
     def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
         start, before = time.perf_counter(), timing.snapshot()
@@ -541,6 +597,10 @@ def decode_source(data: bytes) -> tuple[str, str]:
     Line endings are kept; a BOM is dropped from the text and kept by the
     encoding (``utf-8-sig``), so encoding the text back restores the bytes.
     """
+    second = data.find(b"\n", data.find(b"\n") + 1)
+    head = data if second < 0 else data[: second + 1]
+    if head.isascii() and b"coding" not in head:
+        return data.decode("utf-8"), "utf-8"  # what detect_encoding says: no cookie, no BOM
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     if encoding == "utf-8" and data.startswith(codecs.BOM_UTF8):
         encoding = "utf-8-sig"
