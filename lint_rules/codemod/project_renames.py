@@ -99,8 +99,12 @@ class ProjectRenames:
 
     def __post_init__(self) -> None:
         modules: dict[str, Path] = {}
+        lasts = {target.module.rpartition(".")[2] for target in self.targets}
         for path in self.files:
-            modules.setdefault(module_name(path), path)
+            # Only a file named like a module's last part can be that module.
+            last = path.parent.name if path.name == "__init__.py" else path.stem
+            if last in lasts:
+                modules.setdefault(module_name(path), path)
         for target in self.targets:
             module = modules.get(target.module)
             if module is None:

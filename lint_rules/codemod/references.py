@@ -892,6 +892,7 @@ class Classifier:
         module_attribute: bool = False,
         keyword: bool = False,
         references: Callable[[], list[Location]] | None = None,
+        resolve: Callable[[Path], Path] | None = None,
     ) -> None:
         self.server = server
         self.member = member
@@ -905,7 +906,7 @@ class Classifier:
         self._constructor = False
         """Whether the target is a parameter of a class's ``__init__``."""
         self._inherits: dict[tuple[Path, int], bool] = {}
-        self._resolve = _resolver()
+        self._resolve = resolve or _resolver()
         if definition is not None:
             path = definition.path.resolve()
             self._target = (path, definition.start)
@@ -1399,10 +1400,11 @@ def _bases(path: Path, line: int) -> list[Position]:
     return []
 
 
-def _resolver() -> Callable[[Path], Path]:
+def _resolver(known: Iterable[Path] = ()) -> Callable[[Path], Path]:
     """``Path.resolve``, remembered for each path given (one pass asks again and again for
-    the same few files; the file system does not change under one pass)."""
-    resolved: dict[Path, Path] = {}
+    the same few files; the file system does not change under one pass); ``known``: paths
+    resolved already (each is its own answer)."""
+    resolved: dict[Path, Path] = {path: path for path in known}
 
     def resolve(path: Path) -> Path:
         found = resolved.get(path)
@@ -1628,6 +1630,7 @@ def plan(
                     )
         if server is None:
             return result
+        resolve = _resolver(result.read)  # every occurrence's file is one of those
         for target in targets:
             if target not in asked:
                 continue
@@ -1642,12 +1645,17 @@ def plan(
                 module_attribute=not target.owner,
                 keyword=target.keyword,
                 references=references,
+                resolve=resolve,
             )
             decided = classifier.classify(found[target.old])
             if target.keyword:
-                quoted = quoting[target.old]
-                forwarded = forwarded_reads(server, files, target.old, decided, quoted=quoted)
-                unpacked = unpacked_keys(server, files, target.old, decided, quoted=quoted)
+                old, quoted = target.old, quoting[target.old]
+                forwarded = forwarded_reads(
+                    server, files, old, decided, quoted=quoted, resolve=resolve
+                )
+                unpacked = unpacked_keys(
+                    server, files, old, decided, quoted=quoted, resolve=resolve
+                )
                 decided = sorted([*decided, *forwarded, *unpacked])
             if definition is None:
                 why = _missing_reason(target)
@@ -1666,6 +1674,7 @@ def forwarded_reads(
     known: Sequence[Occurrence] = (),
     *,
     quoted: Sequence[Path] | None = None,
+    resolve: Callable[[Path], Path] | None = None,
 ) -> list[Occurrence]:
     """Keys ``spelling`` read from a ``**kwargs`` dictionary that a function of another
     module receives (sqlparse's ``format(sql, **options)`` hands ``options`` to
@@ -1676,8 +1685,9 @@ def forwarded_reads(
     parameter that is one in turn. ``known``: occurrences already found (the same-module
     hand-offs of ``occurrences``), not reported twice. ``quoted``: the files of ``files``
     that quote ``spelling``, resolved and in order, when the caller knows them (``plan``
-    does): the others are not read again."""
-    resolve = _resolver()
+    does): the others are not read again; ``resolve``: ``Path.resolve`` as the caller
+    remembers it."""
+    resolve = resolve or _resolver()
     seen = {(resolve(o.path), o.start) for o in known}
     found: list[Occurrence] = []
     origins: dict[tuple[Path, int], str | None] = {}
@@ -1703,6 +1713,7 @@ def unpacked_keys(
     known: Sequence[Occurrence] = (),
     *,
     quoted: Sequence[Path] | None = None,
+    resolve: Callable[[Path], Path] | None = None,
 ) -> list[Occurrence]:
     """Keys ``spelling`` of dictionary displays that reach a call through ``**``: unpacked
     where written (``f(**{"old": 1})``), through a name of the same function
@@ -1710,8 +1721,8 @@ def unpacked_keys(
     somewhere in the project (``f(**options())``, its callers asked of the engine). Each
     is unknown: the call may be the target's, and renaming the parameter without the key
     makes it fail. A dictionary never unpacked (data, ``json.dumps``) is left alone.
-    ``quoted``: as for ``forwarded_reads``."""
-    resolve = _resolver()
+    ``quoted`` and ``resolve``: as for ``forwarded_reads``."""
+    resolve = resolve or _resolver()
     seen = {(resolve(o.path), o.start) for o in known}
     found: list[Occurrence] = []
     trees: dict[Path, ast.Module | None] = {}

@@ -93,7 +93,8 @@ def run(
         done.extend(
             _run_project(group, config, config.selected(rules), options, dependencies, consulted)
         )
-    ordered = sorted(done, key=lambda result: display_path(result.path))
+    here = Path.cwd()
+    ordered = sorted(done, key=lambda result: display_path(result.path, here))
     return RunResult(ordered, skipped, frozenset(dependencies), consulted)
 
 
@@ -235,10 +236,11 @@ def finish(result: FileResult, options: RunOptions, worker: Worker) -> None:
         result.fixed = change.applied
 
 
-def display_path(path: Path) -> str:
-    """``path`` relative to the working directory when inside it, else absolute."""
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """``path`` relative to the working directory (``cwd``: it, when the caller has it)
+    when inside it, else absolute."""
     try:
-        return path.relative_to(Path.cwd()).as_posix()
+        return path.relative_to(Path.cwd() if cwd is None else cwd).as_posix()
     except ValueError:
         return str(path)
 
@@ -250,22 +252,31 @@ def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[F
     import multiprocessing  # only here: a warm or small run should not pay for it
     from concurrent.futures import ProcessPoolExecutor
 
-    worker.prepare(paths)  # project-wide state built once here, handed to every worker
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    if fork:
+        # The rules' batch hooks run here, once for every file (LR004's typos run goes on
+        # while the project-wide state is built): the workers, forked from this process
+        # once it is built, inherit the rules as they are and begin no batch of their own.
+        worker.checker.begin_batch(paths)
+        worker.batch_begun = True
+    worker.prepare(paths, jobs)  # project-wide state built once here, handed to every worker
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(
-        jobs,
-        mp_context=context,
-        initializer=_start_worker,
-        initargs=(
+    context = multiprocessing.get_context("fork" if fork else None)
+    initializer: Callable[..., None] = _adopt_worker if fork else _start_worker
+    initargs = (
+        (worker, os.getpid())
+        if fork
+        else (
             worker.rule_classes,
             worker.config,
             options,
             os.getpid(),
             worker.project.shared_state(),
-        ),
+        )
+    )
+    with ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=initializer, initargs=initargs
     ) as pool:
         done = []
         for results, times in pool.map(_run_batch, batches):
@@ -275,6 +286,14 @@ def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[F
 
 
 _worker: Worker | None = None
+
+
+def _adopt_worker(worker: Worker, parent: int) -> None:
+    """A forked worker process's start: it checks with the ``Worker`` of the process that
+    forked it (its rules, their batch state, its project's shared state), as it was then."""
+    global _worker
+    _worker = worker
+    _watch_parent(parent)
 
 
 def _start_worker(
@@ -302,7 +321,7 @@ def _exit_with_parent(parent: int) -> None:
 def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     assert _worker is not None, "worker not started"
     before = timing.snapshot()
-    results = _worker.run_batch(paths)
+    results = _worker.run_batch(paths, begin=not _worker.batch_begun)
     return results, timing.since(before)
 
 
@@ -354,8 +373,17 @@ def open_project(
 ) -> Project:
     """A new ``Project`` for the files under ``root``, as ``discover`` finds them (with
     the project-wide state another process built for this run, ``shared``, or what the
-    ``Project`` that validated the configuration read, ``start``)."""
-    return Project(root, project_files, shared, start)
+    ``Project`` that validated the configuration read, ``start``). The files are listed
+    once, on first need: a run's rules (and its end, which records what its results read)
+    see one list; a file added meanwhile changes its directory's stamp all the same."""
+    listed: dict[Path, tuple[Path, ...]] = {}
+
+    def list_files(directory: Path) -> tuple[Path, ...]:
+        if directory not in listed:
+            listed[directory] = tuple(project_files(directory))
+        return listed[directory]
+
+    return Project(root, list_files, shared, start)
 
 
 class Worker:
@@ -378,6 +406,9 @@ class Worker:
         self.config = config
         self.options = options
         self._per_file_ignores: list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]] | None = None
+        self.batch_begun = False
+        """Whether the rules' batch hooks ran for every file this worker (or a process forked
+        from it) is to check: its batches then begin none of their own."""
 
     @property
     def per_file_ignores(self) -> list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]]:
@@ -394,12 +425,12 @@ class Worker:
                 ]
         return self._per_file_ignores
 
-    def prepare(self, paths: Sequence[Path]) -> None:
+    def prepare(self, paths: Sequence[Path], jobs: int) -> None:
         """Let each rule build its project-wide state for ``paths`` before worker processes
         start (``Rule.prepare_project``); a rule that fails here builds it in each worker.
-        Meanwhile the project's ``map_files`` scans files in ``options.jobs`` processes
-        (started on first use, stopped here)."""
-        scanner = _ProcessMap(self.options.jobs)
+        Meanwhile the project's ``map_files`` works in ``jobs`` processes (started on first
+        use, stopped here)."""
+        scanner = _ProcessMap(jobs)
         self.project.map_files = scanner
         try:
             for rule in self.checker.rules:
@@ -411,9 +442,12 @@ class Worker:
             self.project.map_files = map
             scanner.close()
 
-    def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
+    def run_batch(self, paths: Sequence[Path], *, begin: bool = True) -> list[FileResult]:
+        """Check or fix ``paths``; ``begin``: run the rules' batch hooks for them first
+        (``False``: a batch begun for them, and others, already)."""
         start, before = time.perf_counter(), timing.snapshot()
-        self.checker.begin_batch(paths)
+        if begin:
+            self.checker.begin_batch(paths)
         if self.options.fix:
             results = self._fix_batch(paths)
         else:
