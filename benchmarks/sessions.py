@@ -553,6 +553,9 @@ async def run_wrapper_ratios(directory: Path, rounds: int = RATIO_ROUNDS) -> Non
             wrappers[f"EncryptedSession @{revision}"] = functools.partial(
                 ours_encrypted, key, plain.open_session, baseline=True
             )
+            wrappers[f"{COLD} @{revision}"] = functools.partial(
+                ours_encrypted, key, plain.open_session, baseline=True
+            )
             wrappers[f"TrimmingSession @{revision}"] = functools.partial(
                 ours_trimming, plain.open_session, baseline=True
             )
@@ -563,12 +566,13 @@ async def run_wrapper_ratios(directory: Path, rounds: int = RATIO_ROUNDS) -> Non
         for workload, fill in RATIO_WORKLOADS.items():
             sessions = {name: factory(_fresh_id("ratio")) for name, factory in factories.items()}
             if not workload.startswith("get_items"):
-                del sessions[COLD]  # a write is the same with the cache full or empty
+                for name in [name for name in sessions if name.startswith(COLD)]:
+                    del sessions[name]  # a write is the same with the cache full or empty
             for session in sessions.values():
                 await fill(session, 1_000)
             calls: dict[str, Callable[[], Awaitable[object]]] = {}
             for name, session in sessions.items():
-                if name == COLD:
+                if name.startswith(COLD):
                     calls[name] = functools.partial(_cold_read, session)
                 elif workload == TURN:
                     calls[name] = functools.partial(_turn, session)

@@ -56,14 +56,16 @@ def main(argv: Sequence[str] | None = None, rules: Sequence[type[Rule]] = ALL_RU
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="lint-rules", description="Lint rules ruff cannot express."
+        prog="lint-rules", description="Lint rules ruff cannot express.", formatter_class=_Formatter
     )
     parser.add_argument(
         "--version", action=_Version, nargs=0, help="show program's version number and exit"
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="report findings")
-    fix = commands.add_parser("fix", help="apply fixes, report what is left")
+    check = commands.add_parser("check", help="report findings", formatter_class=_Formatter)
+    fix = commands.add_parser(
+        "fix", help="apply fixes, report what is left", formatter_class=_Formatter
+    )
     for command in (check, fix):
         command.add_argument(
             "paths",
@@ -118,17 +120,23 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     fix.add_argument("--diff", action="store_true", help="print the changes, write nothing")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
-    rules = commands.add_parser("rules", help="list the rules")
+    rules = commands.add_parser("rules", help="list the rules", formatter_class=_Formatter)
     rules.add_argument(
         "--format", choices=RULE_FORMATS, default="text", help="output format (default: text)"
     )
-    explain_command = commands.add_parser("explain", help="print a rule's documentation")
+    explain_command = commands.add_parser(
+        "explain", help="print a rule's documentation", formatter_class=_Formatter
+    )
     explain_command.add_argument("code")
     server = commands.add_parser(
-        "server", help="serve editors: the Language Server Protocol on stdio"
+        "server",
+        help="serve editors: the Language Server Protocol on stdio",
+        formatter_class=_Formatter,
     )
     server.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    protocols = commands.add_parser("protocols", help="check protocol implementations with mypy")
+    protocols = commands.add_parser(
+        "protocols", help="check protocol implementations with mypy", formatter_class=_Formatter
+    )
     protocols.add_argument(
         "--format", choices=FORMATS, default="text", help="output format (default: text)"
     )
@@ -148,6 +156,35 @@ def _parser() -> argparse.ArgumentParser:
         "--stop-daemon", action="store_true", help="stop the project's mypy daemon and exit"
     )
     return parser
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, with the terminal's width read as ``shutil`` reads it
+    but without importing it (with zlib, bz2 and lzma): argparse makes a formatter for
+    every option it is given, help or not."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else stdout's terminal, else 80."""
+    with suppress(ValueError):
+        columns = int(os.environ.get("COLUMNS", "0"))
+        if columns > 0:
+            return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def _jobs(value: str) -> int:
@@ -329,7 +366,9 @@ def _lint_run(
         None if arguments.select is None else check_selectors(arguments.select, "--select", rules)
     )
     ignore = check_selectors(arguments.ignore, "--ignore", rules)
-    configs = Configurations(rules, select=select, ignore=ignore)
+    # A check that uses the cache also keeps what validating the configuration read.
+    remember = arguments.command == "check" and not arguments.no_cache
+    configs = Configurations(rules, select=select, ignore=ignore, remember=remember)
     config = configs.default  # the working directory's: no paths means its root
     if recorder is not None:
         recorder.prepare(config.root)

@@ -14,17 +14,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lint_rules.rule import ConfigError, Rule
 
 if TYPE_CHECKING:
     from lint_rules.analysis.project import Project
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 ENGINE_CODES = {"LR000": "invalid-file", "LR999": "internal-error"}
 """Codes the engine itself reports (unreadable, undecodable or unparsable file; a
@@ -108,8 +103,11 @@ class Configurations:
         cwd: Path | None = None,
         select: Sequence[str] | None = None,
         ignore: Sequence[str] = (),
+        remember: bool = False,
     ) -> None:
         self.rules = rules
+        self.remember = remember
+        """Whether validations are kept for the next run (``parse_config``'s ``remember``)."""
         self.cwd = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
         self.select = tuple(select) if select is not None else None
         self.ignore = tuple(ignore)
@@ -173,13 +171,7 @@ class Configurations:
     def _table(self, pyproject: str) -> bool:
         """Whether ``pyproject`` has a ``[tool.lint_rules]`` table (parsed once)."""
         if pyproject not in self._tables:
-            path = Path(pyproject)
-            try:
-                document = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-                raise ConfigError(f"{path}: cannot read: {error}") from error
-            tool = document.get("tool", {})
-            self._tables[pyproject] = tool.get("lint_rules") if isinstance(tool, dict) else None
+            self._tables[pyproject] = read_table(Path(pyproject), self.remember)
         return self._tables[pyproject] is not None
 
     def _load(self, pyproject: Path) -> Config:
@@ -187,7 +179,13 @@ class Configurations:
         if config is None:
             table = self._tables[str(pyproject)] if self._table(str(pyproject)) else {}
             config = self._adjusted(
-                parse_config(table, pyproject.parent, self.rules, source=str(pyproject))
+                parse_config(
+                    table,
+                    pyproject.parent,
+                    self.rules,
+                    source=str(pyproject),
+                    remember=self.remember,
+                )
             )
             self._loaded[pyproject] = config
         return config
@@ -199,14 +197,83 @@ class Configurations:
         return replace(config, select=select, ignore=(*config.ignore, *self.ignore))
 
 
+TABLES_FORMAT = 1
+"""Changes when a remembered table's layout does (``read_table``)."""
+
+
+def read_table(pyproject: Path, remember: bool = False) -> object:
+    """The ``[tool.lint_rules]`` value of ``pyproject`` (``None``: none); ``ConfigError`` if
+    the file cannot be read or parsed. With ``remember``, a table is kept under the
+    directory's cache by the file's content digest, and read from there while the file
+    holds the same bytes: tomllib is not even imported then."""
+    from lint_rules import quick
+
+    try:
+        data = pyproject.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{pyproject}: cannot read: {error}") from error
+    remembered = None
+    if remember:
+        name = f"table-{quick.digest(data)}.marshal"
+        remembered = pyproject.parent / quick.CACHE_DIRECTORY / "config" / name
+        found = _remembered_table(remembered)
+        if found is not None:
+            return found[1]
+    table = _parse_table(pyproject, data)
+    if remembered is not None and table is not None:
+        import marshal
+
+        stored: Any = (TABLES_FORMAT, table)
+        try:
+            encoded = marshal.dumps(stored)
+            quick.make_cache_folder(str(pyproject.parent))
+            remembered.parent.mkdir(exist_ok=True)
+            quick.write_file(str(remembered), encoded)
+        except (OSError, ValueError):  # a TOML date, say: read from the file next time
+            pass
+    return table
+
+
+def _remembered_table(location: Path) -> tuple[int, object] | None:
+    import marshal
+
+    try:
+        found = marshal.loads(location.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if isinstance(found, tuple) and len(found) == 2 and found[0] == TABLES_FORMAT:
+        return found
+    return None
+
+
+def _parse_table(pyproject: Path, data: bytes) -> object:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{pyproject}: cannot read: {error}") from error
+    tool = document.get("tool", {})
+    return tool.get("lint_rules") if isinstance(tool, dict) else None
+
+
 def parse_config(
-    table: object, root: Path, rules: Sequence[type[Rule]], source: str = "pyproject.toml"
+    table: object,
+    root: Path,
+    rules: Sequence[type[Rule]],
+    source: str = "pyproject.toml",
+    remember: bool = False,
 ) -> Config:
     """Validate a ``[tool.lint_rules]`` table; every error names its key.
 
     The rules are instantiated once to validate their options, with a ``Project`` of
     ``root`` (modules they read declarations from are looked up there first), which
-    the configuration keeps for the first run (``Config.validated``)."""
+    the configuration keeps for the first run (``Config.validated``). With ``remember``,
+    what they read is kept under the root's cache for the next run, and read from it
+    while it holds (``analysis.remembered``)."""
     from lint_rules.analysis.project import Project
 
     where = f"{source} [tool.lint_rules]"
@@ -231,12 +298,21 @@ def parse_config(
         per_file_ignores=per_file_ignores,
         rule_options={key: table[key] for key in owned if key in table},
     )
-    project = Project(root)
+    remembered = None
+    if remember:
+        from lint_rules.analysis.remembered import Remembered
+
+        remembered = Remembered(table, root, rules)
+        project = remembered.project
+    else:
+        project = Project(root)
     for rule in rules:  # rules validate the keys they own; errors name the key
         try:
             rule.create(config.options_for(rule), project)
         except ConfigError as error:
             raise ConfigError(f"{where}: {error}") from error
+    if remembered is not None:
+        remembered.save()
     return replace(config, validated=Validated(project))
 
 

@@ -145,25 +145,44 @@ def record_name(run: tuple[object, ...]) -> str:
 def answer(arguments: Sequence[str]) -> int | None:
     """Replay the recorded run of ``arguments`` if every input it depends on holds, and
     return its exit code; ``None`` (nothing written) when the full run must go."""
+    return answer_or_edited(arguments)[0]
+
+
+def answer_or_edited(arguments: Sequence[str]) -> tuple[int | None, list[str]]:
+    """``answer``, and when it cannot answer a plain ``check FILE...`` (no option) whose
+    record no longer holds only because checked files changed (their content; the
+    directories and modules the rules consulted may have changed too): those files, which
+    the run will check again (else none)."""
     if not arguments or arguments[0] != "check":
-        return None
+        return None, []
     try:
         run = identity(arguments)
         record = _find(run)
         if record is None or record[1] != run or record[2] != package_stamp():
-            return None
-        for kind, path, expected in record[3]:
-            if state(kind, path) != expected:
-                return None
+            return None, []
+        changed = [
+            (kind, path) for kind, path, expected in record[3] if state(kind, path) != expected
+        ]
+        if changed:
+            return None, _edited(arguments, changed)
         chunks, code = record[4], int(record[5])
     except Exception:  # an unreadable or unexpected record: the full run decides
-        return None
+        return None, []
     try:
         replay(chunks)
     except Exception as error:  # as the full run: a message, exit 2, no traceback
         print(f"lint-rules: internal error: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
-    return code
+        return 2, []
+    return code, []
+
+
+def _edited(arguments: Sequence[str], changed: Sequence[tuple[str, str]]) -> list[str]:
+    if any(argument.startswith("-") for argument in arguments[1:]):
+        return []
+    files = {os.path.abspath(argument) for argument in arguments[1:]}
+    if all(kind == MODIFIED or (kind == CONTENT and path in files) for kind, path in changed):
+        return [path for kind, path in changed if kind == CONTENT]
+    return []
 
 
 def replay(chunks: Sequence[tuple[int, str]]) -> None:
@@ -248,17 +267,27 @@ def save(
     run = identity(arguments)
     record: Any = (FORMAT, run, stamp, tuple(inputs), tuple(chunks), code)
     directory = os.path.join(root, CACHE_DIRECTORY, RUNS_DIRECTORY)
-    target = os.path.join(directory, record_name(run))
-    temporary = f"{target}.{os.getpid()}.tmp"
     try:
         make_cache_folder(root)
         os.makedirs(directory, exist_ok=True)
-        with open(temporary, "wb") as file:
-            file.write(marshal.dumps(record))
-        os.replace(temporary, target)
-        _prune(directory)
+        write_file(os.path.join(directory, record_name(run)), marshal.dumps(record))
+        prune(directory, KEEP_RUNS)
     except (OSError, ValueError):
+        pass
+
+
+def write_file(target: str, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary file beside it, renamed over it:
+    readers see the old content or the new, whole. Not flushed to disk: a cache's file
+    (a lost one only costs time). ``OSError`` if it cannot; the temporary file is removed."""
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as file:
+            file.write(data)
+        os.replace(temporary, target)
+    except BaseException:
         _unlink(temporary)
+        raise
 
 
 def make_cache_folder(root: str) -> None:
@@ -271,7 +300,8 @@ def make_cache_folder(root: str) -> None:
             file.write("# Created by lint_rules.\n*\n")
 
 
-def _prune(directory: str) -> None:
+def prune(directory: str, keep: int) -> None:
+    """Remove all but the ``keep`` newest records (``.marshal`` files) of ``directory``."""
     entries = []
     for entry in os.scandir(directory):
         if entry.name.endswith(".marshal"):
@@ -279,7 +309,7 @@ def _prune(directory: str) -> None:
                 entries.append((entry.stat().st_mtime_ns, entry.path))
             except OSError:
                 continue
-    for _, path in sorted(entries)[: max(0, len(entries) - KEEP_RUNS)]:
+    for _, path in sorted(entries)[: max(0, len(entries) - keep)]:
         _unlink(path)
 
 

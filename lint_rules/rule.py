@@ -178,6 +178,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import gc
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -415,7 +416,7 @@ class FileContext:
     def ast_tree(self) -> ast.Module:
         """The stdlib syntax tree (raises ``SyntaxError`` or ``RecursionError``)."""
         self.parsed = True
-        return ast.parse(self.text, filename=str(self.path))
+        return parse_source(self.text, str(self.path))
 
     @cached_property
     def cst_module(self) -> libcst.Module:
@@ -482,3 +483,19 @@ class FileContext:
 def is_private(name: str) -> bool:
     """Whether ``name`` is private by convention (a leading underscore, not a dunder)."""
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def parse_source(text: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(text, filename)`` with the cyclic garbage collector paused.
+
+    Building a tree allocates a node object per node and makes no garbage, but each
+    burst of allocations started collections that scanned every object alive, the
+    trees held so far included: with the collector on, collections took about 45% of
+    an LR002 run's CPU on the openai SDK (2,546 files). Collections resume after."""
+    if not gc.isenabled():
+        return ast.parse(text, filename=filename)
+    gc.disable()
+    try:
+        return ast.parse(text, filename=filename)
+    finally:
+        gc.enable()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from lint_rules.quick import MODIFIED, state
-from lint_rules.rule import ConfigError
+from lint_rules.rule import ConfigError, parse_source
 
 T = TypeVar("T")
 
@@ -305,6 +305,10 @@ class Declarations:
         appears, disappears or changes changes what was found (a directory's modification
         time changes with its entries)."""
         self._words: dict[Path, list[tuple[Path, frozenset[str]]]] = {}
+        self.scanned: dict[str, dict[str, bool]] = {}
+        """For each file ``files_naming`` searched: each name asked, and whether it has it."""
+        self.read: set[str] = set()
+        """Every module source ``read_module`` read (parsed, not only searched)."""
 
     def read_module(self, module: str) -> ModuleSource:
         """Locate and parse ``module``; ``ConfigError`` says what went wrong.
@@ -312,6 +316,7 @@ class Declarations:
         Parsed once per content (by path, modification time and size)."""
         path, is_package = self._locate(module)
         consult(self.consulted, str(path))
+        self.read.add(str(path))
         for paths in self._recorders:
             paths.add(path)
         try:
@@ -360,11 +365,11 @@ class Declarations:
                 paths = []
             for path in paths:
                 consult(self.consulted, str(path))
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                words.append((path, frozenset(_WORD.findall(text))))
+                found = words_of(path)
+                if found is not None:
+                    words.append((path, found))
+        for path, found in words:
+            self.scanned.setdefault(str(path), {})[name] = name in found
         return [path for path, found in words if name in found]
 
     def _locate(self, module: str) -> tuple[Path, bool]:
@@ -406,6 +411,15 @@ class Declarations:
             ) from error
         package = module if is_package else module.rpartition(".")[0]
         return ModuleSource(module, path, package, tree, self)
+
+
+def words_of(path: Path) -> frozenset[str] | None:
+    """The words of a file's text (``None``: unreadable), as ``files_naming`` sees them."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return frozenset(_WORD.findall(text))
 
 
 def _reader(declarations: Declarations | None) -> Declarations:
@@ -550,11 +564,11 @@ def _locate(
 
 def _parse(text: str, path: Path) -> ast.Module:
     try:
-        return ast.parse(text, filename=str(path))
+        return parse_source(text, str(path))
     except SyntaxError:
         if sys.version_info >= (3, 12) or not _TYPE_STATEMENT.search(text):
             raise
-        return ast.parse(_TYPE_STATEMENT.sub(r"\1\2 =", text), filename=str(path))
+        return parse_source(_TYPE_STATEMENT.sub(r"\1\2 =", text), str(path))
 
 
 def top_level(tree: ast.Module) -> list[ast.stmt]:

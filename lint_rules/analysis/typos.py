@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lint_rules.rule import ConfigError
 
@@ -17,6 +16,8 @@ if TYPE_CHECKING:  # subprocess is imported when typos runs, not on a run the ca
 
 TYPOS_CONFIG_NAMES = ("typos.toml", "_typos.toml", ".typos.toml")
 """typos' own configuration files, besides ``[tool.typos]`` in pyproject.toml."""
+_Key = TypeVar("_Key")
+
 PIPE_INPUT_LIMIT = 4096
 """The longest file list written to typos' standard input: one a pipe holds whole on
 every platform (see ``_start_typos``); a longer one goes through a temporary file."""
@@ -38,6 +39,8 @@ def find_typos() -> Path | None:
     beside = Path(sys.executable).parent / name
     if beside.is_file():
         return beside
+    import shutil  # not imported by a run typos does not start for
+
     found = shutil.which("typos")
     return Path(found) if found is not None else None
 
@@ -76,18 +79,41 @@ def run_typos_on_files(paths: Sequence[Path]) -> dict[Path, list[Misspelling]]:
     return start_typos_on_files(paths).result()
 
 
-class PendingTypos:
-    """typos running over a batch of files in the background; ``result`` waits for it.
+class _PendingRuns(Generic[_Key]):
+    """typos processes running in the background, each over the files of one folder.
 
-    Starting it before the rest of the batch's setup lets typos (a separate process)
-    run while this one goes on; a missing executable is reported at once.
+    Each run is ``(process, folder, by_name)``: ``by_name`` maps the names typos reports
+    (relative to ``folder``) to the key its findings are filed under. ``result`` reads
+    every run once; a run not read (an error, ``cancel``) is killed, never left behind.
     """
 
-    def __init__(self, runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, Path]]]) -> None:
-        self._runs = runs
-        self._found: dict[Path, list[Misspelling]] | None = None
-        self.files: list[Path] = []
-        """Temporary file lists to remove once typos is done."""
+    def __init__(self) -> None:
+        self._runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, _Key]]] = []
+        self._found: dict[_Key, list[Misspelling]] | None = None
+
+    def _cleanup(self) -> None:
+        """Remove what the runs read (file lists, copies); called once they are done."""
+
+    def _collect(self, found: dict[_Key, list[Misspelling]]) -> dict[_Key, list[Misspelling]]:
+        """The runs' findings added to ``found``; raises ``ConfigError`` if typos failed."""
+        if self._found is None:
+            runs, self._runs = self._runs, []
+            try:
+                for process, folder, by_name in runs:
+                    stdout, stderr = process.communicate()
+                    for name, misspelling in _parse_output(
+                        process.returncode, stdout, stderr, folder
+                    ):
+                        if name in by_name:
+                            found.setdefault(by_name[name], []).append(misspelling)
+            finally:
+                for process, _, _ in runs:
+                    if process.poll() is None:
+                        process.kill()
+                        process.wait()
+                self._cleanup()
+            self._found = found
+        return self._found
 
     def cancel(self) -> None:
         """Stop the runs not yet read (a batch whose files were all skipped)."""
@@ -96,6 +122,22 @@ class PendingTypos:
                 process.kill()
             process.communicate()
         self._runs = []
+        self._cleanup()
+
+
+class PendingTypos(_PendingRuns[Path]):
+    """typos running over a batch of files in the background; ``result`` waits for it.
+
+    Starting it before the rest of the batch's setup lets typos (a separate process)
+    run while this one goes on; a missing executable is reported at once.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: list[Path] = []
+        """Temporary file lists to remove once typos is done."""
+
+    def _cleanup(self) -> None:
         self.remove_files()
 
     def remove_files(self) -> None:
@@ -105,55 +147,35 @@ class PendingTypos:
 
     def result(self) -> dict[Path, list[Misspelling]]:
         """The misspellings by path; raises ``ConfigError`` if typos failed."""
-        if self._found is None:
-            found: dict[Path, list[Misspelling]] = {}
-            runs, self._runs = self._runs, []
-            try:
-                for process, root, by_name in runs:
-                    stdout, stderr = process.communicate()
-                    for name, misspelling in _parse_output(
-                        process.returncode, stdout, stderr, root
-                    ):
-                        if name in by_name:
-                            found.setdefault(by_name[name], []).append(misspelling)
-            finally:
-                for process, _, _ in runs:
-                    if process.poll() is None:
-                        process.kill()
-                        process.wait()
-                self.remove_files()
-            self._found = found
-        return self._found
+        return self._collect({})
 
 
-def start_typos_on_files(paths: Sequence[Path]) -> PendingTypos:
-    """Start typos over ``paths`` (as ``run_typos_on_files``) without waiting for it."""
+def start_typos_on_files(paths: Sequence[Path], early: bool = False) -> PendingTypos:
+    """Start typos over ``paths`` (as ``run_typos_on_files``) without waiting for it
+    (``early``: for ``start_early``)."""
     roots: dict[Path, Path | None] = {}  # directory -> its typos root, looked up once
     groups: dict[Path | None, list[Path]] = {}
     for path in paths:
         if path.parent not in roots:
             roots[path.parent] = typos_root(path.parent)
         groups.setdefault(roots[path.parent], []).append(path)
-    runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, Path]]] = []
-    pending = PendingTypos(runs)
+    pending = PendingTypos()
     try:
         for root, group in groups.items():
             if root is None:
                 root = Path(os.path.commonpath([os.path.abspath(path.parent) for path in group]))
-            by_name = {_relative_to(path, root): path for path in group}
+            # In name order: the same files make the same run (``start_early``).
+            by_name = dict(sorted((_relative_to(path, root), path) for path in group))
             listing = "".join(name + "\n" for name in by_name)
             if len(listing.encode()) <= PIPE_INPUT_LIMIT:
-                process = _start_typos(["--file-list", "-"], root, listing)
+                process = _start_typos(["--file-list", "-"], root, listing, early)
             else:  # a long list goes through a file: see _start_typos
                 list_file = _file_list(listing)
                 pending.files.append(list_file)
-                process = _start_typos(["--file-list", str(list_file)], root, "")
-            runs.append((process, root, by_name))
+                process = _start_typos(["--file-list", str(list_file)], root, "", early)
+            pending._runs.append((process, root, by_name))
     except BaseException:
-        for process, _, _ in runs:
-            process.kill()
-            process.wait()
-        pending.remove_files()
+        pending.cancel()
         raise
     return pending
 
@@ -216,7 +238,7 @@ def start_typos_on_text(path: Path, text: str) -> PendingText:
     return PendingText(path, text)
 
 
-class PendingTexts:
+class PendingTexts(_PendingRuns[int]):
     """typos running once over many texts (copies in one scratch folder) in the background.
 
     Each text is written where the file it stands for lies relative to the directory of
@@ -227,10 +249,9 @@ class PendingTexts:
     def __init__(self, items: Sequence[tuple[Path, str]]) -> None:
         import tempfile  # only when a fix pass changed texts
 
+        super().__init__()
         self._scratch = tempfile.TemporaryDirectory(prefix="lint_rules-typos-")
         scratch = Path(self._scratch.name)
-        self._runs: list[tuple[subprocess.Popen[bytes], Path, dict[str, int]]] = []
-        self._found: dict[int, list[Misspelling]] | None = None
         self.included: set[int] = set()
         """The indexes of the items checked here (a path given twice is checked once)."""
         roots: dict[Path, Path | None] = {}
@@ -272,36 +293,13 @@ class PendingTexts:
             self.cancel()
             raise
 
+    def _cleanup(self) -> None:
+        self._scratch.cleanup()
+
     def result(self) -> dict[int, list[Misspelling]]:
         """The misspellings by item index (those of ``included``); raises ``ConfigError``
         if typos failed."""
-        if self._found is None:
-            found: dict[int, list[Misspelling]] = {index: [] for index in self.included}
-            runs, self._runs = self._runs, []
-            try:
-                for process, folder, by_name in runs:
-                    stdout, stderr = process.communicate()
-                    for name, misspelling in _parse_output(
-                        process.returncode, stdout, stderr, folder
-                    ):
-                        if name in by_name:
-                            found[by_name[name]].append(misspelling)
-            finally:
-                for process, _, _ in runs:
-                    if process.poll() is None:
-                        process.kill()
-                        process.wait()
-                self._scratch.cleanup()
-            self._found = found
-        return self._found
-
-    def cancel(self) -> None:
-        for process, _, _ in self._runs:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-        self._runs = []
-        self._scratch.cleanup()
+        return self._collect({index: [] for index in self.included})
 
 
 def start_typos_on_texts(items: Sequence[tuple[Path, str]]) -> PendingTexts:
@@ -316,10 +314,52 @@ def _run_typos(arguments: list[str], cwd: Path, stdin: str) -> Iterator[tuple[st
     return _parse_output(process.returncode, stdout, stderr, cwd)
 
 
-def _start_typos(arguments: list[str], cwd: Path, stdin: str) -> subprocess.Popen[bytes]:
-    """typos started on ``arguments`` in ``cwd``, with ``stdin`` written to it."""
+_EARLY: dict[tuple[tuple[str, ...], str, str], subprocess.Popen[bytes]] = {}
+"""typos runs started by ``start_early``, by their arguments, directory and input."""
+EARLY_LIMIT = 32
+"""At most this many files are handed to typos before the command line is read."""
+
+
+def start_early(paths: Sequence[Path]) -> None:
+    """Start typos on ``paths`` now, as a ``check`` of them will (``start_typos_on_files``),
+    before the command line, the configuration and the rules are imported: the run that
+    then asks for the same typos run (same files, configuration directory and input)
+    takes this one, which has been running meanwhile. ``discard_early`` stops the runs
+    nothing took (a file the cache answers, LR004 not selected, a file excluded).
+    Nothing is started when anything is unusual: the run itself then starts typos."""
+    if not paths or len(paths) > EARLY_LIMIT:
+        return
+    try:
+        pending = start_typos_on_files(paths, early=True)
+    except Exception:  # the run reports it (missing typos, an unreadable file...)
+        discard_early()
+        return
+    if pending.files:  # a list long enough for a file: not worth keeping
+        discard_early()
+        pending.remove_files()
+
+
+def discard_early() -> None:
+    """Stop every run ``start_early`` started that no check took."""
+    while _EARLY:
+        _, process = _EARLY.popitem()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def _start_typos(
+    arguments: list[str], cwd: Path, stdin: str, early: bool = False
+) -> subprocess.Popen[bytes]:
+    """typos started on ``arguments`` in ``cwd``, with ``stdin`` written to it (or the same
+    run, if ``start_early`` started it); ``early``: kept for the run that will ask."""
     import subprocess
 
+    key = (tuple(arguments), str(cwd), stdin)
+    if not early:
+        early_run = _EARLY.pop(key, None)
+        if early_run is not None:
+            return early_run
     executable = find_typos()
     if executable is None:
         raise ConfigError(
@@ -351,6 +391,8 @@ def _start_typos(arguments: list[str], cwd: Path, stdin: str) -> subprocess.Pope
         os.close(reader)
         if writer != -1:
             os.close(writer)
+    if early:
+        _EARLY[key] = process
     return process
 
 

@@ -11,14 +11,13 @@ digest and fingerprints match is not read by a rule, let alone parsed.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lint_rules.engine.fixes import write_atomic
+from lint_rules import quick
 from lint_rules.engine.results import FileResult, RunOptions
 from lint_rules.rule import Edit, Finding, Fix, Rule
 
@@ -33,7 +32,7 @@ _PACKAGE_DIRECTORY = Path(__file__).parent.parent
 
 def content_digest(data: bytes) -> str:
     """The cache's fingerprint of a file's bytes."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return quick.digest(data)
 
 
 class ResultCache:
@@ -131,7 +130,7 @@ class ResultCache:
                 ignore_file.write_text("# Created by lint_rules.\n*\n", encoding="utf-8")
             import json
 
-            write_atomic(self.location, json.dumps(self.entries).encode())
+            quick.write_file(str(self.location), json.dumps(self.entries).encode())
         except OSError:
             pass  # a cache that cannot be written only costs time
 
@@ -160,9 +159,7 @@ def run_key(config: Config, rules: Sequence[Rule], options: RunOptions) -> str:
         },
         "include_generated": options.include_generated,
     }
-    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[
-        :32
-    ]
+    return quick.digest(json.dumps(described, sort_keys=True, default=str).encode())
 
 
 def _stamp(path: Path) -> tuple[str, str] | str:

@@ -10,6 +10,7 @@ fixes are applied and verified by ``fixes.py``; the run types live in ``results.
 from __future__ import annotations
 
 import codecs
+import gc
 import io
 import os
 import re
@@ -35,7 +36,6 @@ from lint_rules.engine.fixes import (
     write_fixed,
 )
 from lint_rules.engine.results import Change, FileResult, FixOutcome, RunOptions, RunResult
-from lint_rules.engine.settle import settle
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
@@ -126,6 +126,8 @@ def _run_project(
             done.append(hit)
     done.extend(_run_files(todo, worker, options))
     if options.fix:
+        from lint_rules.engine.settle import settle  # fix only: a check never settles
+
         settle(done, config.root, config.exclude, worker.refix)
         if not options.diff and _withhold_changed(done, worker):
             settle(done, config.root, config.exclude, worker.refix)
@@ -246,6 +248,17 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
 
 
 def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[FileResult]:
+    # What the run has built so far (the rules, the declarations they read) lives until
+    # its end: frozen, the collections the files' trees set off do not scan it again and
+    # again (forked workers inherit it frozen, untouched pages shared). Unfrozen after.
+    gc.freeze()
+    try:
+        return _run_files_frozen(paths, worker, options)
+    finally:
+        gc.unfreeze()
+
+
+def _run_files_frozen(paths: list[Path], worker: Worker, options: RunOptions) -> list[FileResult]:
     jobs = min(options.jobs, len(paths) // MIN_FILES_PER_PROCESS)
     if jobs <= 1:
         return worker.run_batch(paths)
@@ -260,6 +273,7 @@ def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[F
         worker.checker.begin_batch(paths)
         worker.batch_begun = True
     worker.prepare(paths, jobs)  # project-wide state built once here, handed to every worker
+    gc.freeze()  # and what it built
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
     context = multiprocessing.get_context("fork" if fork else None)
@@ -307,6 +321,7 @@ def _start_worker(
 
     global _worker
     _worker = Worker(rules, config, options, shared)
+    gc.freeze()  # the worker's rules live as long as the process: see ``_run_files``
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 

@@ -298,7 +298,13 @@ class ProtocolConformanceRule(Rule):
 
     def __init__(self, options: RuleOptions, project: Project | None = None) -> None:
         super().__init__(options)
-        self.targets = configured_targets(options, project.declarations if project else None)
+        if project is None:
+            self.targets = configured_targets(options)
+        else:  # once per run, and remembered with the validation (``analysis.remembered``)
+            key = ("LR003", "targets", repr(options.get("protocols")))
+            self.targets = project.shared(
+                key, lambda: configured_targets(options, project.declarations)
+            )
         self._root: Path | None = None
 
     def prefilter(self, text: str) -> bool:

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 
 from lint_rules.analysis.renames import Renames, Target, parse_renames
 from lint_rules.analysis.string_values import COMPARED, LITERAL, ValuePositions, value_positions
-from lint_rules.codemod.references import OTHER, UNKNOWN
-from lint_rules.codemod.rename import FileOccurrences, Occurrence, plan_renames
 from lint_rules.rule import Edit, FileContext, Fix, Invalid, Rule, RuleOptions, Valid
 
 if TYPE_CHECKING:
@@ -20,6 +18,7 @@ if TYPE_CHECKING:
     from lint_rules.analysis.project import Project
     from lint_rules.codemod.project_renames import BareAttributes, ProjectRenames
     from lint_rules.codemod.references import Occurrence as ReferenceOccurrence
+    from lint_rules.codemod.rename import Occurrence
 
 _RENAMES = {"renames": {"handoff_occured": "handoff_occurred"}}  # noqa: LR001
 _HASH = {"renames": {"hash": "unsafe_hash"}}
@@ -620,6 +619,11 @@ class StaleNameRule(Rule):
         return self._name_string_ids
 
     def check_file(self) -> None:
+        # The rename planner and the reference engine, only for a file the prefilter
+        # admits: a check of files without an old spelling never imports them.
+        from lint_rules.codemod.references import OTHER, UNKNOWN
+        from lint_rules.codemod.rename import FileOccurrences, plan_renames
+
         found = FileOccurrences(self._occurrences, self._scopes, self._module_aliases)
         self._occurrences, self._scopes, self._module_aliases = [], [], {}
         self._keyword_clashes = {}
@@ -740,6 +744,8 @@ class StaleNameRule(Rule):
         receiver: str | None = None,
     ) -> None:
         if name in self.old_names:
+            from lint_rules.codemod.rename import Occurrence
+
             self._occurrences.append(Occurrence(name, start, end, kind, anchor, receiver))
 
     def _check_at_end(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lint_rules import timing
+from lint_rules import quick, timing
 from lint_rules.analysis.renames import parse_renames
 from lint_rules.analysis.typos import (
     TYPOS_CONFIG_NAMES,
@@ -24,8 +24,10 @@ from lint_rules.analysis.typos import (
     typos_config_candidates,
     typos_root,
 )
-from lint_rules.codemod.misspellings import Placed, Placer
 from lint_rules.rule import ConfigError, Invalid, Rule, RuleOptions, Valid
+
+if TYPE_CHECKING:
+    from lint_rules.codemod.misspellings import Placed
 
 # The examples' misspellings (the seed's list) are built from parts so that this
 # repository's own typos run does not flag this file.
@@ -244,7 +246,7 @@ class TypoRule(Rule):
             parts.append(str(governing))
             for name in (*TYPOS_CONFIG_NAMES, "pyproject.toml"):
                 try:
-                    parts.append(hashlib.sha256((governing / name).read_bytes()).hexdigest())
+                    parts.append(quick.digest((governing / name).read_bytes()))
                 except OSError:
                     parts.append("-")
         return f"{cls.CODE}:{'|'.join(parts)}"
@@ -373,6 +375,9 @@ class TypoRule(Rule):
         else:  # stdin, a file changed by a fix pass outside a batch, or not plain UTF-8
             misspellings = run_typos_on_text(self.file.path, text)
         if misspellings:
+            # Placing a misspelling reads the tree and the project: only when there is one.
+            from lint_rules.codemod.misspellings import Placer
+
             placer = Placer(self.file, self.renamed)
             for misspelling in misspellings:
                 placed = placer.place(misspelling)
@@ -388,4 +393,4 @@ class TypoRule(Rule):
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
+    return quick.digest(text.encode("utf-8", errors="surrogatepass"))

@@ -8,9 +8,9 @@ import logging
 import math
 import re
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 from urllib.parse import quote, unquote
 
 from .errors import SessionBackendError, SessionConfigError
@@ -173,13 +173,27 @@ class PerLoop(Generic[_T]):
     anything on a dead loop (their sockets are closed by the garbage collector).
     """
 
-    def __init__(self, drop: Callable[[_T], None] | None = None) -> None:
+    def __init__(
+        self,
+        drop: Callable[[_T], None] | None = None,
+        *,
+        at_loop_end: Callable[[_T], Awaitable[object]] | None = None,
+    ) -> None:
         """``drop(client)`` releases a client of a closed loop without awaiting (for
-        instance by closing its sockets); by default it is left to the garbage collector."""
+        instance by closing its sockets); by default it is left to the garbage collector.
+
+        ``at_loop_end(client)``, if given, closes a client on its own loop as that loop
+        ends: when ``asyncio.run`` (``Runner.run_sync``, ``asyncio.Runner``) or anyone
+        else calls the loop's ``shutdown_asyncgens()``, the last moment it can await
+        (the hook is an async generator started in that loop, which the loop finalizes
+        there). A loop closed without it still gets ``drop`` when the next loop arrives."""
         self._drop = drop
+        self._at_loop_end = at_loop_end
         self._lock = threading.Lock()
         self._items: dict[asyncio.AbstractEventLoop, _T] = {}
         self._last: tuple[asyncio.AbstractEventLoop, _T] | None = None
+        # The loop-end hook of each loop's client (the loop holds it weakly only).
+        self._hooks: dict[asyncio.AbstractEventLoop, _LoopEnd] = {}
 
     def get(self, create: Callable[[], _T]) -> _T:
         """The running loop's client, created with ``create()`` on its first call."""
@@ -192,6 +206,7 @@ class PerLoop(Generic[_T]):
             if item is None:
                 for dead in [other for other in self._items if other.is_closed()]:
                     dropped = self._items.pop(dead)
+                    self._disarm(dead)
                     if self._drop is not None:
                         try:
                             self._drop(dropped)
@@ -199,6 +214,8 @@ class PerLoop(Generic[_T]):
                             logger.warning("could not release a connection: %r", exc)
                 item = create()
                 self._items[loop] = item
+                if self._at_loop_end is not None:
+                    self._hooks[loop] = _LoopEnd(self, loop, item)
             self._last = (loop, item)
         return item
 
@@ -208,7 +225,27 @@ class PerLoop(Generic[_T]):
             items = list(self._items.items())
             self._items.clear()
             self._last = None
+            for loop in list(self._hooks):
+                self._disarm(loop)
         return items
+
+    def _disarm(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Forget ``loop``'s loop-end hook (under the lock)."""
+        hook = self._hooks.pop(loop, None)
+        if hook is not None:
+            hook.disarm()
+
+    def _ended(self, loop: asyncio.AbstractEventLoop, item: _T) -> bool:
+        """Called by ``loop``'s hook as the loop ends: whether ``item`` is still its
+        client (then removed, for the hook to close)."""
+        with self._lock:
+            if self._items.get(loop) is not item:
+                return False
+            del self._items[loop]
+            self._hooks.pop(loop, None)
+            if self._last is not None and self._last[0] is loop:
+                self._last = None
+        return True
 
     async def close_all(self, close: Callable[[_T], Awaitable[object]], timeout: float) -> None:
         """Close every client, each on its own loop, from whichever loop calls this.
@@ -233,6 +270,51 @@ class PerLoop(Generic[_T]):
 
 async def _awaited(close: Callable[[_T], Awaitable[object]], item: _T) -> None:
     await close(item)
+
+
+class _LoopEnd:
+    """The hook that closes a :class:`PerLoop` client as its loop ends: an async generator
+    started (to its ``yield``, without suspending) in that loop, which registers it; the
+    loop's ``shutdown_asyncgens()`` closes it there, running its ``finally``, which may
+    still await. Disarmed, it finishes without awaiting (closed at once, so that the
+    loop's finalizer never schedules it)."""
+
+    def __init__(self, owner: PerLoop[Any], loop: asyncio.AbstractEventLoop, item: Any) -> None:
+        self._armed = True
+        self._generator = self._run(owner, loop, item)
+        # The first step registers the generator with the running loop.
+        step = self._generator.__anext__()
+        try:
+            step.send(None)
+        except StopIteration:
+            pass
+        else:  # pragma: no cover - the generator yields before any await
+            raise AssertionError("the loop-end hook suspended before its yield")
+
+    async def _run(
+        self, owner: PerLoop[Any], loop: asyncio.AbstractEventLoop, item: Any
+    ) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            if self._armed and owner._ended(loop, item):
+                close = owner._at_loop_end
+                assert close is not None
+                try:
+                    await close(item)
+                except Exception as exc:  # closing is best effort, as in close_all
+                    logger.warning("could not close a connection as its loop ended: %r", exc)
+
+    def disarm(self) -> None:
+        """Finish the generator here, closing nothing."""
+        self._armed = False
+        step = self._generator.aclose()
+        try:
+            step.send(None)
+        except StopIteration:
+            pass
+        except RuntimeError:  # already running (it is this loop's shutdown): let it end
+            pass
 
 
 def check_timeout(name: str, value: object) -> float:

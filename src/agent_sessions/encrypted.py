@@ -65,8 +65,10 @@ rely on:
   empty it.
 - **Reads through the EncodedRead capability.** Over a session that has it
   (:class:`~agent_sessions.protocol.EncodedRead`: ``SQLiteSession``), envelopes are read
-  as their stored text, so that a cached one is not decoded at all; over any other
-  session the wrapper reads decoded envelopes, as before.
+  as their stored text, so that a cached one is not decoded at all, and one not cached
+  that has exactly the layout this module writes is taken apart without decoding it as
+  JSON (any other text, and any that fails there, is decoded and decided as before);
+  over any other session the wrapper reads decoded envelopes, as before.
 - **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too (and
   empties the cache).
 
@@ -137,6 +139,16 @@ _a2b_base64: Final = binascii.a2b_base64
 # An envelope's JSON text up to its data (then the data, then '"}'), as encode_items
 # writes the dict: {"__enc__": ENVELOPE_FORMAT, "kid": ..., "at": ..., "data": ...}.
 _ENVELOPE_TEXT_HEAD: Final = '{"__enc__":"' + ENVELOPE_FORMAT + '","kid":"%s","at":%d,"data":"'
+# Its pieces, for reading such a text back without decoding it as JSON (_open_texts):
+# the key id is _KEY_ID_CHARS long (base64 of _KEY_ID_BYTES), the write time digits.
+_TEXT_PREFIX: Final = '{"__enc__":"' + ENVELOPE_FORMAT + '","kid":"'
+_TEXT_AT: Final = '","at":'
+_TEXT_DATA: Final = ',"data":"'
+_PREFIX_CHARS: Final = len(_TEXT_PREFIX)
+_KEY_ID_CHARS: Final = len(base64.urlsafe_b64encode(bytes(_KEY_ID_BYTES)))
+_KID_END: Final = _PREFIX_CHARS + _KEY_ID_CHARS
+_AT_START: Final = _KID_END + len(_TEXT_AT)
+_DATA_OFFSET: Final = len(_TEXT_DATA)
 
 DEFAULT_CACHE_BYTES: Final = 4 * 2**20
 """``cache_bytes=``'s default: the plaintext cache of one wrapper holds about this many
@@ -315,7 +327,17 @@ class EncryptedSession(SessionABC):
                 else:
                     await self._add_encoded(texts)
                 if self._cache_bytes:
-                    self._remember(texts, encoded, at)
+                    if len(texts) == 1:  # a turn's add: _remember's common case, inline
+                        key, text = texts[0], encoded[0]
+                        size = len(key) + len(text)
+                        if size <= self._cache_bytes:
+                            with self._cache_lock:
+                                self._cache[key] = (at, self._keys[0].key_id, text, size)
+                                self._cache_chars += size
+                            if self._cache_chars > self._cache_bytes:
+                                self._evict()
+                    else:
+                        self._remember(texts, encoded, at)
             else:
                 envelopes = self._keys[0].seal(encoded, at)
                 await self.session.add_items(envelopes)
@@ -401,6 +423,9 @@ class EncryptedSession(SessionABC):
         decoded (as the store would have) and opened by :meth:`_open_miss`."""
         items: list[Item] = []
         corrupt = 0
+        by_id = self._by_id
+        # Misses decrypted here, cached after the loop under one hold of the lock.
+        fresh: list[tuple[str, _CacheEntry]] = []
         for text in texts:
             entry = cache.get(text) if cache is not None else None
             if entry is not None:
@@ -418,6 +443,50 @@ class EncryptedSession(SessionABC):
                 else:
                     items.append(self._thaw(text, entry))
                 continue
+            # An envelope of ours exactly as seal_texts writes it, of a key held here, not
+            # expired, that authenticates, holding a flat-or-nested object: its fields are
+            # sliced out (no JSON decoding of the envelope) and it is decrypted inline.
+            # Anything else (and any failure here) takes the general path below, which
+            # decides it as before.
+            if text.startswith(_TEXT_PREFIX) and text.startswith(_TEXT_AT, _KID_END):
+                session_key = by_id.get(text[_PREFIX_CHARS:_KID_END])
+                at_end = text.find(_TEXT_DATA, _AT_START)
+                at_text = text[_AT_START:at_end]
+                if (
+                    session_key is not None
+                    and at_text.isdigit()
+                    and at_text.isascii()
+                    and at_text[0] != "0"
+                    and text.endswith('"}')
+                ):
+                    at = int(at_text)
+                    data = text[at_end + _DATA_OFFSET : -2]
+                    plaintext = None
+                    if (oldest is None or at >= oldest) and '"' not in data and "\\" not in data:
+                        try:
+                            raw = _a2b_base64(data)
+                            if len(data) == (len(raw) + 2) // 3 * 4:  # canonical base64
+                                plaintext = session_key.cipher.decrypt(
+                                    raw[:_NONCE_BYTES],
+                                    raw[_NONCE_BYTES:],
+                                    b"%s%d%s" % (session_key.aad_head, at, session_key.aad_tail),
+                                ).decode("utf-8")
+                        except (binascii.Error, ValueError, InvalidTag):
+                            plaintext = None
+                    if plaintext is not None and plaintext.startswith("{"):
+                        try:
+                            item, end = _scan_once(plaintext, 0)
+                        except (StopIteration, ValueError, RecursionError):
+                            end = -1
+                        if end == len(plaintext) and type(item) is dict:
+                            items.append(item)
+                            if cache is not None:
+                                size = len(text) + len(plaintext)
+                                if cache is not self._cache:  # a scratch cache
+                                    cache[text] = (at, session_key.key_id, (plaintext,), size)
+                                elif size <= self._cache_bytes:
+                                    fresh.append((text, (at, session_key.key_id, plaintext, size)))
+                            continue
             try:
                 envelope, end = _scan_once(text, 0)
             except (StopIteration, ValueError, RecursionError):
@@ -427,9 +496,18 @@ class EncryptedSession(SessionABC):
                 if envelope is None:
                     corrupt += 1
                     continue
-            item = self._open_miss(envelope, text, skipped, cache, oldest)
-            if item is not None:
-                items.append(item)
+            opened = self._open_miss(envelope, text, skipped, cache, oldest)
+            if opened is not None:
+                items.append(opened)
+        if fresh:
+            assert cache is not None
+            added = 0
+            with self._cache_lock:
+                if cache is self._cache:  # not emptied meanwhile (clear_session, close)
+                    for key, new in fresh:
+                        if cache.setdefault(key, new) is new:  # another thread's read may
+                            added += new[3]  # have cached it
+                    self._cache_chars += added
         return items, corrupt
 
     def _open_envelopes(

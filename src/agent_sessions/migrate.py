@@ -3,9 +3,9 @@
 The SDK's ``SQLiteSession`` keeps its items in two tables of its own (``agent_sessions``
 and ``agent_messages`` by default, one JSON text per row) and its ``RedisSession`` in keys
 of its own (``agents:session:<id>:messages``, a list of JSON texts). Our ``SQLiteSession``
-uses the SDK's tables in place (its ``layout``); our other backends, and our Redis keys,
-read a conversation the SDK wrote as empty until it is migrated (a SQLite target always
-gets this library's tables)::
+uses the SDK's tables in place, and our ``RedisSession`` the SDK's keys (their
+``layout``); our other backends, and our own Redis layout, read a conversation the SDK
+wrote as empty until it is migrated (a SQLite target always gets this library's tables)::
 
     agent-sessions migrate-sdk conversations.db sqlite:///conversations.db
     agent-sessions migrate-sdk redis://localhost:6379/0 postgresql://app@db/app

@@ -1,5 +1,9 @@
 """Sessions in Redis: one list per session, one round trip per operation (but large reads).
 
+This is the native layout (``layout="native"``); ``layout="sdk"``, the default of the
+Agents SDK's forms (``from_url``, ``redis_client=``), uses the SDK's ``RedisSession``'s
+keys in place instead (see :class:`RedisStore`).
+
 Each session is a Redis list holding one JSON document per item, oldest first, under the
 key ``key_prefix + escaped id``: the id with ``%`` written ``%25`` and ``:`` written
 ``%3A``. ``key_prefix`` must end with ``:``, so an escaped id never holds a bare ``:``
@@ -50,6 +54,7 @@ import functools
 import inspect
 import re
 import socket
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -97,13 +102,21 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_KEY_PREFIX",
     "DEFAULT_SOCKET_TIMEOUT",
+    "LAYOUTS",
     "SCHEMA_VERSION",
+    "SDK_KEY_PREFIX",
     "RedisSession",
     "RedisStore",
+    "WrongTypeError",
     "session_key",
 ]
 
 DEFAULT_KEY_PREFIX = "agent_sessions:"
+SDK_KEY_PREFIX = "agents:session"
+"""The Agents SDK's default ``key_prefix`` (its keys are ``<prefix>:<id>...``)."""
+NATIVE, SDK = "native", "sdk"
+LAYOUTS = (NATIVE, SDK)
+"""``layout=``: this library's keys, or the Agents SDK's (see :class:`RedisStore`)."""
 SCHEMA_VERSION = 2
 """The key layout's version, kept under the key ``key_prefix`` itself (1: unescaped ids)."""
 DEFAULT_CONNECT_TIMEOUT = 5.0
@@ -153,6 +166,12 @@ def _check_key_prefix(key_prefix: object) -> str:
     return key_prefix
 
 
+class WrongTypeError(ForeignDataError, ResponseError):
+    """A Redis key of another type where a session's would be: a ``ForeignDataError``
+    that is also redis-py's ``ResponseError``, its message naming ``WRONGTYPE``, which the
+    Agents SDK's ``RedisSession`` raises there."""
+
+
 class RedisStore(BaseStore):
     """Sessions stored in one Redis database.
 
@@ -177,6 +196,15 @@ class RedisStore(BaseStore):
     ``list_sessions`` returns ids in ``SCAN`` order (sorted within each scanned batch); as
     with ``SCAN`` itself, an id may appear twice when Redis resizes its key table
     mid-listing.
+
+    ``layout`` chooses the keys: ``"native"`` this library's (above); ``"sdk"`` the Agents
+    SDK's ``RedisSession``'s, read and written in place beside the SDK's own sessions: a
+    hash ``<key_prefix>:<id>`` (``session_id``, ``created_at``, ``updated_at``), the list
+    ``<key_prefix>:<id>:messages`` and the SDK's ``<key_prefix>:<id>:counter``, with
+    ``key_prefix`` joined as the SDK joins it (default there ``"agents:session"``). Its
+    writes check the keys' types under ``WATCH`` first, as the SDK does (a few more round
+    trips), and its keys of one session lie in different hash slots, so it refuses a
+    ``RedisCluster`` client (``SessionConfigError``).
     """
 
     def __init__(
@@ -184,11 +212,12 @@ class RedisStore(BaseStore):
         url: str | None = None,
         *,
         client: aioredis.Redis | RedisCluster | None = None,
-        key_prefix: str = DEFAULT_KEY_PREFIX,
+        key_prefix: str | None = None,
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         redis_kwargs: Mapping[str, Any] | None = None,
+        layout: str = NATIVE,
     ) -> None:
         if client is not None and not isinstance(client, (aioredis.Redis, RedisCluster)):
             raise TypeError(
@@ -201,14 +230,32 @@ class RedisStore(BaseStore):
                 "redis_kwargs configure the clients a store creates from url=; a given "
                 "client= is used as it is"
             )
-        self.key_prefix = _check_key_prefix(key_prefix)
+        if layout not in LAYOUTS:
+            raise SessionConfigError(
+                f"layout must be one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}"
+            )
+        self.layout = layout
+        self._sdk = layout == SDK
+        if self._sdk:
+            if key_prefix is None:
+                key_prefix = SDK_KEY_PREFIX
+            if not isinstance(key_prefix, str):
+                raise TypeError(f"key_prefix must be a str, got {type(key_prefix).__name__}")
+            if isinstance(client, RedisCluster):
+                raise SessionConfigError(
+                    "layout='sdk' does not work on a RedisCluster client: the Agents SDK's "
+                    "keys of one session lie in different hash slots, so no transaction "
+                    "can span them (the SDK's RedisSession refuses its writes there too); "
+                    "use layout='native' on a cluster"
+                )
+            self.key_prefix = key_prefix
+        else:
+            self.key_prefix = _check_key_prefix(
+                DEFAULT_KEY_PREFIX if key_prefix is None else key_prefix
+            )
         if ttl is not None:
             ttl = check_timeout("ttl", ttl)
-        if ttl is not None and ttl * 1000 >= MAX_INT64:
-            raise SessionConfigError(
-                f"ttl must be below {MAX_INT64 // 1000} seconds, got {ttl}: it is outside "
-                "Redis's supported expiration range"
-            )
+        # As the SDK: a ttl too large for Redis is refused by each write, before it is sent.
         self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
         self.connect_timeout = check_timeout("connect_timeout", connect_timeout)
         self.socket_timeout = check_timeout("socket_timeout", socket_timeout)
@@ -294,9 +341,12 @@ class RedisStore(BaseStore):
             return raw_items
 
     async def _add_items(self, session_id: str, encoded: list[str]) -> None:
+        if self._sdk:
+            await self._sdk_write(session_id, encoded)
+            return
         client = await self._ready_client()
         key = self._key(session_id)
-        ttl_ms = self.ttl_ms
+        ttl_ms = self._checked_ttl_ms()
         async with self._errors(write=True):
             large = len(encoded) > _PAGE and not isinstance(client, RedisCluster)
             if large and (ttl_ms is None or not self._no_scripts):
@@ -315,7 +365,8 @@ class RedisStore(BaseStore):
     async def _pop_item(self, session_id: str) -> Item | None:
         client = await self._ready_client()
         key = self._key(session_id)
-        ttl_ms = self.ttl_ms
+        # The SDK's layout pops as the SDK does: one RPOP, its TTL left as the last write set it.
+        ttl_ms = None if self._sdk else self._checked_ttl_ms()
         async with self._errors(write=True):
             while True:
                 raw: Any
@@ -360,20 +411,28 @@ class RedisStore(BaseStore):
                     pipe.pexpire(key, ttl_ms)
                 try:
                     replies = await pipe.execute()
-                except WatchError:
+                except WatchError as exc:
+                    if not _watched_key_changed(exc):
+                        raise  # a lost connection: the transaction may have run
                     continue
                 return replies[:-1] if refresh else replies
 
     async def _clear_session(self, session_id: str) -> None:
+        if self._sdk:
+            await self._sdk_write(session_id, None)
+            return
         client = await self._ready_client()
         async with self._errors(write=True):
             await client.ltrim(self._key(session_id), 1, 0)
 
     async def _replace_items(self, session_id: str, encoded: list[str]) -> None:
+        if self._sdk:
+            await self._sdk_write(session_id, encoded, replace=True)
+            return
         # One MULTI/EXEC: Redis runs it whole, or not at all when the client dies first.
         client = await self._ready_client()
         key = self._key(session_id)
-        ttl_ms = self.ttl_ms
+        ttl_ms = self._checked_ttl_ms() if encoded else None
 
         def replace(pipe: Any) -> None:
             pipe.ltrim(key, 1, 0)
@@ -387,6 +446,71 @@ class RedisStore(BaseStore):
             async with client.pipeline(transaction=True) as pipe:
                 replace(pipe)
                 await pipe.execute()
+
+    async def _sdk_write(
+        self, session_id: str, encoded: list[str] | None, *, replace: bool = False
+    ) -> None:
+        """A write in the SDK's layout, as the SDK's ``RedisSession`` makes it: ``encoded``
+        appended (``replace``: after deleting the session's keys; ``None``: only that, a
+        clear). The session's keys are watched and their types checked first, so that
+        one of another type is refused (``ForeignDataError``) with nothing written; then
+        one ``MULTI``/``EXEC`` stamps the hash, pushes the items and refreshes the TTL of
+        all three keys, again from the start if a key changed in between."""
+        client = await self._ready_client()
+        ttl_ms = self._checked_ttl_ms() if encoded else None
+        meta, messages, counter = keys = self._sdk_keys(session_id)
+        kinds: tuple[tuple[bytes, bytes], ...] = (
+            (meta, b"hash"),
+            (messages, b"list"),
+            (counter, b"string"),
+        )
+        if encoded and not replace and ttl_ms is None:
+            kinds = kinds[:2]  # the counter is neither deleted nor expired
+        async with self._errors(write=encoded is not None):
+            while True:  # a pipeline per attempt, as the SDK's
+                pipe = client.pipeline()
+                try:
+                    await pipe.watch(*keys)
+                    for key, kind in kinds:
+                        found = _as_bytes(await pipe.type(key))
+                        if found not in (b"none", kind):
+                            raise WrongTypeError(
+                                f"Redis at {self.url}: key {key!r} of this session holds a "
+                                f"{found.decode('utf-8', 'replace')} (WRONGTYPE), not the "
+                                f"{kind.decode()} the Agents SDK's layout keeps there "
+                                "(another program's key, or another session's whose id ends "
+                                "with ':messages' or ':counter'); nothing was changed"
+                            )
+                    pipe.multi()
+                    if encoded is None or replace:
+                        pipe.delete(*keys)
+                    if encoded:
+                        now = str(int(time.time()))
+                        pipe.hset(meta, "session_id", session_id)
+                        pipe.hsetnx(meta, "created_at", now)
+                        pipe.rpush(messages, *encoded)
+                        pipe.hset(meta, "updated_at", now)
+                        if ttl_ms is not None:
+                            for key in keys:
+                                pipe.pexpire(key, ttl_ms)
+                    await pipe.execute()
+                    return
+                except WatchError as exc:
+                    if not _watched_key_changed(exc):
+                        raise
+                finally:
+                    await pipe.reset()
+
+    def _checked_ttl_ms(self) -> int | None:
+        """The TTL a write sets, in ms; ``SessionConfigError`` (a ``ValueError``, as the
+        SDK's) when it ends after Redis's last expiration time, 2**63 - 1 ms since 1970."""
+        ttl_ms = self.ttl_ms
+        if ttl_ms is not None and time.time_ns() // 1_000_000 + ttl_ms > MAX_INT64:
+            raise SessionConfigError(
+                f"ttl {ttl_ms / 1000:g} s is outside Redis's supported expiration range "
+                "(it would end after 2**63 - 1 ms since 1970); nothing was written"
+            )
+        return ttl_ms
 
     async def _list_sessions(self, prefix: str, cursor: str | None, limit: int) -> SessionsPage:
         # Ids come in SCAN order (sorted within each scanned batch); as with SCAN itself, an
@@ -402,8 +526,12 @@ class RedisStore(BaseStore):
         node, scan_cursor, after = _parse_cursor(cursor, cluster=self._cluster)
         if node >= len(nodes):
             raise ValueError(f"not a cursor of this RedisStore's nodes: {cursor!r}")
-        pattern = _glob_escape(self.key_prefix + _escape(prefix)).encode() + b"*"
-        skip = len(self.key_prefix.encode())
+        if self._sdk:  # the SDK's sessions with items: their lists <prefix>:<id>:messages
+            pattern = _glob_escape(f"{self.key_prefix}:{prefix}").encode() + b"*:messages"
+            skip = len(self.key_prefix.encode()) + 1
+        else:
+            pattern = _glob_escape(self.key_prefix + _escape(prefix)).encode() + b"*"
+            skip = len(self.key_prefix.encode())
         found: list[str] = []
         async with self._errors():
             while True:
@@ -414,7 +542,7 @@ class RedisStore(BaseStore):
                 if isinstance(next_cursor, dict):  # a cluster answers per node
                     next_cursor = next_cursor[nodes[node].name]
                 batch = sorted(
-                    {sid for key in keys if (sid := _session_id_of(_as_bytes(key)[skip:]))}
+                    {sid for key in keys if (sid := self._listed_id(_as_bytes(key)[skip:]))}
                 )
                 if after is not None:
                     batch = [sid for sid in batch if sid > after]
@@ -477,22 +605,42 @@ class RedisStore(BaseStore):
         return f"{self.url} key {key!r}"
 
     def _key(self, session_id: str) -> bytes:
+        """The list of the session's items."""
+        if self._sdk:
+            return self._sdk_keys(session_id)[1]
         return session_key(self.key_prefix, session_id)
+
+    def _sdk_keys(self, session_id: str) -> tuple[bytes, bytes, bytes]:
+        """The SDK's hash, list and counter keys of ``session_id``."""
+        meta = f"{self.key_prefix}:{session_id}".encode()
+        return meta, meta + b":messages", meta + b":counter"
+
+    def _listed_id(self, rest: bytes) -> str | None:
+        """The session id of a listed key's part after the prefix (``None``: not ours)."""
+        if self._sdk:
+            return rest[: -len(b":messages")].decode("utf-8", "replace")
+        return _session_id_of(rest)
 
     async def _check_schema(self, client: Any) -> None:
         """Record the key layout's version under the prefix itself (a key no session can
         have: session keys never end with ``:``), or refuse a newer one (once per store)."""
         marker = self.key_prefix.encode("utf-8")
-        async with self._errors(), client.pipeline(transaction=False) as pipe:
+        async with self._errors():
             if not self._cluster:
                 # A cluster node answers for its own slots only: refuse it before writing.
-                pipe.execute_command("INFO", "cluster")
-                info = (await pipe.execute(raise_on_error=False))[0]
+                try:
+                    info = await client.execute_command("INFO", "cluster")
+                except ResponseError:  # a server without INFO (a fake) is no cluster
+                    info = None
                 if isinstance(info, dict) and str(info.get("cluster_enabled", 0)) == "1":
                     raise SessionConfigError(f"Redis at {self.url} {_CLUSTER_NODE}")
-            pipe.set(marker, SCHEMA_VERSION, nx=True)
-            pipe.get(marker)
-            _, raw = await pipe.execute()
+            if self._sdk:  # nothing of ours among the SDK's keys, no layout version
+                self._ready = True
+                return
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.set(marker, SCHEMA_VERSION, nx=True)
+                pipe.get(marker)
+                _, raw = await pipe.execute()
         text = _as_bytes(raw).decode("utf-8", "replace") if raw is not None else ""
         if not text.isdigit():
             raise ForeignDataError(
@@ -556,9 +704,9 @@ class RedisStore(BaseStore):
         if "DB index is out of range" in text or "Invalid Database" in text:
             return BackendDatabaseMissingError(f"{where} has no such database: {text}")
         if text.startswith("WRONGTYPE") or "WRONGTYPE" in text:
-            return ForeignDataError(
-                f"{where}: the key of this session holds something other than a list, "
-                "written by another program; it was left untouched"
+            return WrongTypeError(
+                f"{where}: the key of this session holds something other than a list "
+                "(WRONGTYPE), written by another program; it was left untouched"
             )
         connecting = "connecting to" in text or "Timeout connecting" in text
         if isinstance(exc, RedisTimeoutError):
@@ -598,9 +746,13 @@ class RedisSession(BaseSession[RedisStore]):
     The Agents SDK's forms work as is: ``RedisSession(session_id, redis_client=client,
     key_prefix=..., ttl=...)`` uses your client (never closed by us: it stays usable
     after ``close()``), ``RedisSession.from_url(session_id, url=..., redis_kwargs=...)``
-    opens a store of its own, and ``await session.ping()``. In these two forms a
-    ``key_prefix`` without the final ``:`` is taken the SDK's way, as if it had one
-    (``"tenant_abc:sessions"`` keeps sessions under ``tenant_abc:sessions:<id>``).
+    opens a store of its own, and ``await session.ping()``. These two forms use the SDK's
+    keys by default (``layout="sdk"``, ``key_prefix`` default ``"agents:session"``): the
+    history the SDK's ``RedisSession`` wrote is there, and the SDK sees what ours adds.
+    The other forms use this library's keys (``layout="native"``). With
+    ``layout="native"`` in the SDK's forms, a ``key_prefix`` without the final ``:`` is
+    taken the SDK's way, as if it had one (``"tenant_abc:sessions"`` keeps sessions under
+    ``tenant_abc:sessions:<id>``).
     """
 
     def __init__(
@@ -610,12 +762,13 @@ class RedisSession(BaseSession[RedisStore]):
         *,
         store: RedisStore | None = None,
         redis_client: aioredis.Redis | RedisCluster | None = None,
-        key_prefix: str = DEFAULT_KEY_PREFIX,
+        key_prefix: str | None = None,
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
         redis_kwargs: Mapping[str, Any] | None = None,
         session_settings: SessionSettings | None = None,
+        layout: str | None = None,
     ) -> None:
         if redis_client is not None:
             if not isinstance(redis_client, (aioredis.Redis, RedisCluster)):
@@ -625,7 +778,12 @@ class RedisSession(BaseSession[RedisStore]):
                 )
             if url is not None or store is not None:
                 raise SessionConfigError("pass one of url, store= or redis_client=, not several")
-            key_prefix = _sdk_key_prefix(key_prefix)
+            if layout is None:
+                # The SDK writes nothing on a cluster (its transactions span hash slots),
+                # so there is no history of its own there to share: ours, which works there.
+                layout = NATIVE if isinstance(redis_client, RedisCluster) else SDK
+            if layout == NATIVE and key_prefix is not None:
+                key_prefix = _sdk_key_prefix(key_prefix)
 
         def own_store() -> tuple[RedisStore, Release]:
             if url is None and redis_client is None:
@@ -638,13 +796,15 @@ class RedisSession(BaseSession[RedisStore]):
                 connect_timeout=connect_timeout,
                 socket_timeout=socket_timeout,
                 redis_kwargs=redis_kwargs,
+                layout=NATIVE if layout is None else layout,
             )
             return opened, opened.close
 
         if store is not None:
             self.refuse_options_with_store(
                 url=url is not None,
-                key_prefix=key_prefix != DEFAULT_KEY_PREFIX,
+                key_prefix=key_prefix is not None,
+                layout=layout is not None,
                 ttl=ttl is not None,
                 connect_timeout=connect_timeout != DEFAULT_CONNECT_TIMEOUT,
                 socket_timeout=socket_timeout != DEFAULT_SOCKET_TIMEOUT,
@@ -664,18 +824,23 @@ class RedisSession(BaseSession[RedisStore]):
         url: str,
         redis_kwargs: Mapping[str, Any] | None = None,
         session_settings: SessionSettings | None = None,
-        key_prefix: str = DEFAULT_KEY_PREFIX,
+        key_prefix: str | None = None,
         ttl: float | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
+        layout: str = SDK,
     ) -> Self:
         """The Agents SDK's constructor: a session with a store of its own on ``url``
-        (closed with the session); ``redis_kwargs`` go to ``redis.asyncio``'s
-        ``from_url``. Connects at the first call, not here."""
+        (closed with the session), in the SDK's keys unless ``layout="native"``;
+        ``redis_kwargs`` go to ``redis.asyncio``'s ``from_url``. Connects at the first
+        call, not here."""
+        if layout == NATIVE and key_prefix is not None:
+            key_prefix = _sdk_key_prefix(key_prefix)
         return cls(
             session_id,
             url,
-            key_prefix=_sdk_key_prefix(key_prefix),
+            layout=layout,
+            key_prefix=key_prefix,
             ttl=ttl,
             connect_timeout=connect_timeout,
             socket_timeout=socket_timeout,
@@ -705,6 +870,13 @@ def _packed_in_parts(connection: Any, commands: list[tuple[Any, ...]]) -> list[b
     if pending:
         parts.append(b"".join(pending))
     return parts
+
+
+def _watched_key_changed(exc: WatchError) -> bool:
+    """Whether ``EXEC`` was refused because a watched key changed (then nothing ran: try
+    again), not the ``WatchError`` redis-py raises for a connection lost while watching,
+    after which the transaction may have run."""
+    return "changed" in str(exc)
 
 
 def _scripts_missing(exc: ResponseError) -> bool:

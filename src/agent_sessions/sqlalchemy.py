@@ -34,10 +34,10 @@ Driver for MariaDB/MySQL: ``asyncmy`` (``mysql+asyncmy://``; ``mysql://`` and
 ``mariadb://`` mean it too): it is the maintained asyncio driver with a compiled protocol
 (Cython), where ``aiomysql`` is pure Python on top of PyMySQL. Any other asyncio driver
 SQLAlchemy knows can be named in a URL given to :class:`SQLAlchemyStore`; the test suite
-runs asyncmy, psycopg and aiosqlite (the benchmarks asyncpg too). On asyncmy and psycopg
-autocommit connections the statements of reads, adds and pops run on the pooled
-connection's driver connection as the driver's own SQL (no compile, result or greenlet hop
-per statement), unless someone watches them: an event listener on the engine, its
+runs asyncmy, psycopg, asyncpg and aiosqlite. On asyncmy, psycopg and asyncpg autocommit
+connections the statements of reads, adds and pops run on the pooled connection's driver
+connection as the driver's own SQL (no compile, result or greenlet hop per statement),
+unless someone watches them: an event listener on the engine, its
 connection or its dialect, or ``echo`` (then SQLAlchemy executes them, its events fire).
 """
 
@@ -137,9 +137,17 @@ class _DriverSQL:
     pg_pop: str
 
 
-_ON_DRIVER = ("asyncmy", "psycopg")
-"""The drivers whose connections run our statements directly (``%s`` parameters, an
-async cursor): no SQLAlchemy compile, result or greenlet hop per statement."""
+_ON_DRIVER = ("asyncmy", "psycopg", "asyncpg")
+"""The drivers whose connections run our statements directly (``%s`` parameters and an
+async cursor; asyncpg: ``$n`` parameters, its own ``fetch``): no SQLAlchemy compile,
+result or greenlet hop per statement."""
+
+
+def _numbered(sql: str) -> str:
+    """``sql`` with its ``%s`` parameters as asyncpg's ``$1``, ``$2``... (our statements
+    hold no other ``%``)."""
+    parts = sql.split("%s")
+    return parts[0] + "".join(f"${n}{part}" for n, part in enumerate(parts[1:], start=1))
 
 
 def _check_table(table: object) -> str:
@@ -267,7 +275,9 @@ class SQLAlchemyStore(BaseStore):
         self._versions = TableVersions(
             self.table, MIGRATIONS_TABLE, SCHEMA_VERSION, "agent-sessions' SQLAlchemy backend"
         )
-        self._engines: PerLoop[AsyncEngine] = PerLoop(_drop_engine)
+        # An engine of ours is disposed of on its loop as that loop ends (asyncio.run per
+        # call, Runner.run_sync): its connections close then, not at garbage collection.
+        self._engines: PerLoop[AsyncEngine] = PerLoop(_drop_engine, at_loop_end=self._dispose)
         self._injected_free = engine is not None
         self._ready = False
         self._prepare_locks: PerLoop[asyncio.Lock] = PerLoop()
@@ -341,11 +351,12 @@ class SQLAlchemyStore(BaseStore):
                 f"DELETE FROM {table} WHERE session_id = %s ORDER BY id DESC LIMIT 1"
                 " RETURNING id, payload"
             ),
+            # Typed parameters: asyncpg infers a type from the statement, not the value.
             pg_add=(
-                f"WITH locked AS (INSERT INTO {table}_locks (session_id) VALUES (%s)"
+                f"WITH locked AS (INSERT INTO {table}_locks (session_id) VALUES (%s::bytea)"
                 " ON CONFLICT (session_id) DO UPDATE SET session_id = EXCLUDED.session_id"
                 f" RETURNING 1) INSERT INTO {table} (session_id, payload)"
-                " SELECT %s, item.payload FROM locked,"
+                " SELECT %s::bytea, item.payload FROM locked,"
                 " unnest(%s::text[]) WITH ORDINALITY AS item(payload, n) ORDER BY item.n"
             ),
             pg_pop=(
@@ -354,7 +365,16 @@ class SQLAlchemyStore(BaseStore):
                 " RETURNING id, payload"
             ),
         )
-        # Whether this store runs them (_prepare: asyncmy or psycopg).
+        # asyncpg (the URL's driver, which the engine's dialect loads) takes them numbered.
+        self._asyncpg = self._url.get_driver_name() == "asyncpg"
+        if self._asyncpg:
+            self._driver_sql = _DriverSQL(
+                **{
+                    name: _numbered(sql)
+                    for name, sql in dataclasses.asdict(self._driver_sql).items()
+                }
+            )
+        # Whether this store runs them (_prepare: asyncmy, psycopg or asyncpg).
         self._on_driver_ok = False
         self._clear_items = sa.delete(items).where(items.c.session_id == sid)
         self._clear_lock = sa.delete(locks).where(locks.c.session_id == sid)
@@ -555,13 +575,12 @@ class SQLAlchemyStore(BaseStore):
     async def _close(self) -> None:
         """Dispose of every engine this store created, each on its own loop (an injected
         engine stays open)."""
-        injected = self._injected
+        await self._engines.close_all(self._dispose, self.timeout + 5)
 
-        async def dispose(engine: AsyncEngine) -> None:
-            if engine is not injected:
-                await engine.dispose()
-
-        await self._engines.close_all(dispose, self.timeout + 5)
+    async def _dispose(self, engine: AsyncEngine) -> None:
+        """Close the connections of an engine of ours (an injected one stays open)."""
+        if engine is not self._injected:
+            await engine.dispose()
 
     # -- connections and errors ------------------------------------------------------------
 
@@ -713,7 +732,21 @@ class SQLAlchemyStore(BaseStore):
         it on anything else: a cancellation, a timeout)."""
         fairy = await conn.get_raw_connection()
         driver: Any = fairy.driver_connection
-        dbapi_error: type[Exception] = conn.dialect.loaded_dbapi.Error
+        if self._asyncpg:
+            assert not rowcount, "asyncpg serves PostgreSQL, whose statements return rows"
+            error: Exception
+            try:
+                # A prepared statement of asyncpg's own cache; rows index as tuples do.
+                return await driver.fetch(sql, *params)
+            except Exception as exc:
+                error = exc
+                try:
+                    # SQLAlchemy's adapter turns asyncpg's errors into its DBAPI's (with
+                    # their SQLSTATE); anything else (a cut socket) comes back as it was.
+                    cast(Any, fairy.dbapi_connection)._handle_exception(exc)
+                except Exception as adapted:
+                    error = adapted
+                raise await _driver_error(conn, fairy, sql, params, error) from exc
         try:
             cursor = driver.cursor()
             try:
@@ -724,21 +757,7 @@ class SQLAlchemyStore(BaseStore):
             finally:
                 await cursor.close()
         except Exception as exc:
-            # What SQLAlchemy's own execution does with a driver error.
-            lost = not isinstance(exc, dbapi_error) or conn.dialect.is_disconnect(
-                cast(Any, exc), fairy.dbapi_connection, None
-            )
-            if lost:
-                await _drop(conn)
-            raise sa_exc.DBAPIError.instance(
-                sql,
-                params,
-                exc,
-                dbapi_error,
-                hide_parameters=True,
-                connection_invalidated=lost,
-                dialect=conn.dialect,
-            ) from exc
+            raise await _driver_error(conn, fairy, sql, params, exc) from exc
 
     @property
     def _server(self) -> str:
@@ -779,7 +798,9 @@ class SQLAlchemyStore(BaseStore):
                     await self._check_schema(conn)
                 if self._dialect in _MYSQL:
                     await self._probe_mysql(conn)
-                self._on_driver_ok = conn.dialect.driver in _ON_DRIVER
+                self._on_driver_ok = conn.dialect.driver in _ON_DRIVER and (
+                    self._asyncpg == (conn.dialect.driver == "asyncpg")
+                )
         except SessionError:
             raise
         except (sa_exc.SQLAlchemyError, OSError) as exc:
@@ -916,6 +937,28 @@ def _drop_engine(engine: AsyncEngine) -> None:
     """Forget the pooled connections of an engine whose loop has closed (nothing can be
     awaited there any more); the garbage collector closes them."""
     engine.sync_engine.dispose(close=False)
+
+
+async def _driver_error(
+    conn: AsyncConnection, fairy: Any, sql: str, params: tuple[Any, ...], exc: Exception
+) -> sa_exc.StatementError:
+    """What SQLAlchemy's own execution makes of a driver error, the connection dropped
+    where the driver says it is lost."""
+    dbapi_error: type[Exception] = conn.dialect.loaded_dbapi.Error
+    lost = not isinstance(exc, dbapi_error) or conn.dialect.is_disconnect(
+        cast(Any, exc), fairy.dbapi_connection, None
+    )
+    if lost:
+        await _drop(conn)
+    return sa_exc.DBAPIError.instance(
+        sql,
+        params,
+        exc,
+        dbapi_error,
+        hide_parameters=True,
+        connection_invalidated=lost,
+        dialect=conn.dialect,
+    )
 
 
 def _json_list(texts: list[str]) -> str:

@@ -126,7 +126,7 @@ BACKENDS: tuple[Backend, ...] = (
         module="redis",
         store="RedisStore",
         session="RedisSession",
-        options={"key_prefix": _text, "ttl": _seconds("ttl"), **_TIMEOUTS},
+        options={"key_prefix": _text, "layout": _text, "ttl": _seconds("ttl"), **_TIMEOUTS},
     ),
     Backend(
         name="PostgreSQL",

@@ -17,9 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import libcst
+import pytest
 from libcst.metadata import PositionProvider
 
+from lint_rules.analysis.typos import find_typos
 from lint_rules.rule import ConfigError, Rule, RuleOptions
+
+needs_typos = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+"""For tests that run the real typos binary (LR004)."""
+
+# Misspellings LR004's tests place, built from parts so that this repository's own
+# typos run does not flag the test files.
+NEAR_MISS = "al" + "og"  # typos suggests "along"
+TAKE_MISS = "rec" + "ieve"  # typos suggests "receive"
+OCCURRED = "occ" + "ured"  # typos suggests "occurred"
 
 
 @dataclass(frozen=True)

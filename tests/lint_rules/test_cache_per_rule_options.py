@@ -16,12 +16,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.analysis.typos import find_typos
-
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import Lint, needs_typos
 
 
 def _findings(lint: Lint, code: str) -> list[str]:
@@ -112,7 +110,7 @@ def test_lr003_protocols_change_the_findings_of_a_warm_run(project: Path, lint: 
     assert [line.split(":")[0] for line in changed] == ["b/square.py"]
 
 
-@pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+@needs_typos
 def test_lr004_typos_configuration_changes_the_findings_of_a_warm_run(
     project: Path, lint: Lint
 ) -> None:
@@ -132,7 +130,7 @@ def test_lr004_typos_configuration_changes_the_findings_of_a_warm_run(
     assert changed == []
 
 
-@pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+@needs_typos
 @pytest.mark.parametrize(
     ("name", "accepting"),
     [

@@ -18,6 +18,9 @@ PACKAGE = Path(lint_rules.__file__).parent
 PROCESS_STATE = {
     ("engine/run.py", "_worker"): "a worker process's own Worker (and Project)",
     ("timing.py", "_totals"): "this process's phase times, reset by each command",
+    ("analysis/typos.py", "_EARLY"): (
+        "typos runs started before the command line was read (start_early), for its check"
+    ),
 }
 
 

@@ -359,6 +359,36 @@ def test_a_one_file_check_the_cache_answers_imports_no_heavy_module(project: Pat
     assert [name for name in NOT_ON_THE_CACHED_PATH if name in imported] == []
 
 
+# Nor needed by a one-file check of an edited file (issue 27): the table and what validating
+# it read are remembered (tomllib), the cache writes through os (tempfile, shutil) and
+# hashes with _blake2 (hashlib), and the rename planner, the reference engine, LR004's
+# placer and fix's settling are imported for a file that needs them only.
+NOT_FOR_AN_EDITED_FILE = (
+    *NOT_ON_THE_CACHED_PATH[:1],
+    "tomllib",
+    "hashlib",
+    "tempfile",
+    "shutil",
+    "lint_rules.codemod.references",
+    "lint_rules.codemod.rename",
+    "lint_rules.codemod.misspellings",
+    "lint_rules.engine.settle",
+)
+
+
+def test_a_one_file_check_of_an_edited_file_imports_what_it_needs_only(project: Path) -> None:
+    (project / "a.py").write_text("x = 1\n")
+    assert _cli("check", "a.py", cwd=project).returncode == 0
+    (project / "a.py").write_text("x = 2\n")
+    command = [sys.executable, "-X", "importtime", "-m", "lint_rules", "check", "a.py"]
+
+    done, imported = _imported(command, project)
+
+    assert (done.returncode, done.stdout) == (0, "All checks passed!\n"), done.stderr
+    assert {"lint_rules.cli", "lint_rules.rules.typo", "subprocess"} <= imported
+    assert [name for name in NOT_FOR_AN_EDITED_FILE if name in imported] == []
+
+
 def test_a_recorded_check_imports_only_the_fast_path(project: Path) -> None:
     (project / "a.py").write_text("old_name()\n")
     first = _cli("check", "a.py", cwd=project)
@@ -380,3 +410,27 @@ def test_version_is_printed_on_stdout_and_exits_0(project: Path) -> None:
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("lint-rules ")
     assert result.stdout.strip() != "lint-rules"
+
+
+@pytest.mark.parametrize("columns", [None, "77"])
+def test_the_help_is_argparses_own(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    import argparse
+
+    from lint_rules import cli
+
+    def helps() -> list[str]:
+        parser = cli._parser()
+        (commands,) = [
+            action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+        ]
+        return [parser.format_help(), *(sub.format_help() for sub in commands.choices.values())]
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = helps()
+    monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
+
+    assert helps() == ours
+    assert len(ours) == 7

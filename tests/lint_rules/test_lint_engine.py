@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import gc
 import json
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from lint_rules.config import load_config
 from lint_rules.engine.checker import Checker
 from lint_rules.engine.results import RunOptions
 from lint_rules.engine.run import run
-from lint_rules.rule import Rule
+from lint_rules.rule import Rule, parse_source
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.stale_name import StaleNameRule
 
@@ -243,6 +244,39 @@ def test_prefilter_keeps_unrelated_files_from_being_parsed(project: Path) -> Non
         "related.py": True,
         "unrelated.py": False,
     }
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(project: Path) -> None:
+    """The run freezes what it built before the files (``gc.freeze``) and parses with
+    the collector paused: after it, nothing stays frozen and the collector is on."""
+    for number in range(20):
+        (project / f"m{number}.py").write_text("x = old_name\n")
+    (project / "broken.py").write_text("x = old_name\ndef f(:\n")
+    config = load_config(project, ALL_RULES)
+    frozen = gc.get_freeze_count()
+
+    for jobs in (1, 2):
+        result = run([project], config, [StaleNameRule], RunOptions(use_cache=False, jobs=jobs))
+
+        codes = Counter(finding.code for file in result.files for finding in file.findings)
+        assert codes == {"LR001": 20, "LR000": 1}
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+
+
+def test_parse_source_pauses_the_collector_only_while_it_parses() -> None:
+    assert gc.isenabled()
+    assert isinstance(parse_source("x = 1\n").body[0], ast.Assign)
+    assert gc.isenabled()
+    with pytest.raises(SyntaxError):
+        parse_source("def f(:\n", "bad.py")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse_source("x = 1\n")
+        assert not gc.isenabled()  # left off, as the caller had it
+    finally:
+        gc.enable()
 
 
 def test_warm_cache_parses_nothing_and_reports_the_same(project: Path) -> None:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from lint_rules.analysis.collected import collected_tests, is_test_file
-from lint_rules.analysis.typos import find_typos
 from lint_rules.codemod.misspellings import NOT_OURS, TEST_DATA
 from lint_rules.config import load_config, parse_config
 from lint_rules.engine.results import RunOptions
@@ -24,9 +23,9 @@ from lint_rules.rules import ALL_RULES
 from lint_rules.rules.typo import TypoRule
 
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import Lint, needs_typos
 
 MISSPELT = {
     "schema_fn": "plain_serializer_function_" + "s" + "er_schema",
@@ -42,7 +41,7 @@ MISSPELT = {
     "certify": "cert" + "ifi",
 }
 
-pytestmark = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+pytestmark = needs_typos
 
 ADVICE_PHRASES = (f"{NOT_OURS}: ", f"{TEST_DATA}: ", "not fixed: ")
 """Every LR004 message that has advice continues after its first "; " with one of these."""

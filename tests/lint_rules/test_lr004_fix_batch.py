@@ -17,16 +17,13 @@ import pytest
 from lint_rules.analysis.typos import find_typos
 
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import NEAR_MISS, OCCURRED, TAKE_MISS, Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import NEAR_MISS, OCCURRED, TAKE_MISS, Lint, needs_typos
 
-NEAR_MISS = "al" + "og"  # typos suggests "along"
-TAKE_MISS = "rec" + "ieve"  # typos suggests "receive"
 ACCEPTED = "rec" + "ieve"  # in one identifier that the project's typos.toml below accepts
-OCCURRED = "occ" + "ured"
 
-pytestmark = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+pytestmark = needs_typos
 
 SOURCES = {
     "app.py": f"# walk {NEAR_MISS} the path\nx = 1\n",

@@ -9,19 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
-from lint_rules.analysis.typos import find_typos
-
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import NEAR_MISS, TAKE_MISS, Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import NEAR_MISS, TAKE_MISS, Lint, needs_typos
 
-NEAR_MISS = "al" + "og"  # typos suggests "along"
-TAKE_MISS = "rec" + "ieve"  # typos suggests "receive"
 
-pytestmark = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+pytestmark = needs_typos
 
 
 def test_docstring_words_that_name_a_definition_of_the_file_stay(project: Path, lint: Lint) -> None:

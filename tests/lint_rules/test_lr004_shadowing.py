@@ -13,21 +13,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.analysis.typos import find_typos
-
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import TAKE_MISS, Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import TAKE_MISS, Lint, needs_typos
 
 SET_MISS = "se" + "r"  # typos suggests "set"
 TUPLE_MISS = "tup" + "el"  # typos suggests "tuple"
 LIST_MISS = "li" + "ts"  # typos suggests "list"
 JOIN_MISS = "ji" + "on"  # typos suggests "join"
 EXISTS_MISS = "exs" + "its"  # typos suggests "exists"
-TAKE_MISS = "rec" + "ieve"  # typos suggests "receive"
 
-pytestmark = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+pytestmark = needs_typos
 
 
 @pytest.mark.parametrize(

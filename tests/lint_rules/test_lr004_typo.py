@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint_rules.analysis.typos import PIPE_INPUT_LIMIT, find_typos
+from lint_rules.analysis.typos import PIPE_INPUT_LIMIT
 
 if TYPE_CHECKING:
-    from tests.lint_rules.rule_fixtures import Lint
+    from tests.lint_rules.rule_fixtures import Lint, needs_typos
 else:
-    from rule_fixtures import Lint
+    from rule_fixtures import Lint, needs_typos
 
 MISSPELT = {
     "suppresses": "Sup" + "resses",
@@ -30,7 +30,7 @@ MISSPELT = {
     "for": "f" + "o",
 }
 
-pytestmark = pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+pytestmark = needs_typos
 
 
 def _write(project: Path, name: str, source: str) -> Path:
@@ -590,3 +590,50 @@ def test_fix_twice_changes_nothing_the_second_time(project: Path, lint: Lint) ->
     assert second.code == 0
     assert first == "def run(agent):\n    # Suppresses it\n    _structured = agent\n"
     assert path.read_text() == first
+
+
+@pytest.mark.parametrize("kind", ["files", "texts"])
+def test_cancelled_typos_runs_are_reaped_and_leave_no_scratch_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str
+) -> None:
+    from lint_rules.analysis.typos import start_typos_on_files, start_typos_on_texts
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    package = project / ("a_rather_long_package_name_" * 3)
+    package.mkdir()
+    paths = [
+        _write(package, f"module_with_a_long_name_number_{index:03}.py", "# {suppresses}\n")
+        for index in range(200)  # a file list longer than a pipe holds, from any root
+    ]
+    pending = (
+        start_typos_on_files(paths)
+        if kind == "files"
+        else start_typos_on_texts([(path, path.read_text()) for path in paths])
+    )
+    processes = [process for process, _, _ in pending._runs]
+    assert processes
+    assert list(scratch.iterdir()), "a scratch file or folder while typos runs"
+
+    pending.cancel()
+
+    assert all(process.returncode is not None for process in processes)
+    assert list(scratch.iterdir()) == []
+
+
+def test_one_typos_run_reports_each_text_under_its_own_index(project: Path) -> None:
+    from lint_rules.analysis.typos import start_typos_on_texts
+
+    first = _write(project, "first.py", "# {suppresses}\n")
+    second = _write(project, "second.py", "# clean\n")
+    pending = start_typos_on_texts(
+        [(first, first.read_text()), (second, second.read_text()), (first, "# again\n")]
+    )
+
+    found = pending.result()
+
+    assert pending.included == {0, 1}, "a path given twice is checked once"
+    assert [m.typo for m in found[0]] == [MISSPELT["suppresses"]]
+    assert found[1] == []
+    assert pending.result() is found, "read once, then answered from memory"

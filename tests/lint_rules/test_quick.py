@@ -401,3 +401,57 @@ def test_the_typos_inputs_cover_what_its_fingerprint_reads(project: Path) -> Non
     for directory in (project / "sub", project, project.parent, Path("/")):
         for name in ("typos.toml", "_typos.toml", ".typos.toml", "pyproject.toml"):
             assert ("content", directory / name) in inputs
+
+
+# An edited file: typos starts on it before the command line is imported ----------------
+
+
+@pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+def test_an_edited_files_typos_run_is_started_early_and_taken_by_its_check(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lint_rules.analysis import typos
+    from lint_rules.cli import main
+
+    (project / "a.py").write_text("x = 1\n")
+    assert _check("a.py", cwd=project).code == 0
+    (project / "a.py").write_text(f"# {MISSPELT} warnings\nx = 1\n")
+    monkeypatch.chdir(project)
+
+    answered, edited = quick.answer_or_edited(["check", "a.py"])
+    assert (answered, edited) == (None, [str(project / "a.py")])
+    typos.start_early([Path(path) for path in edited])
+    (early,) = typos._EARLY.values()
+    code = main(["check", "a.py"])
+
+    assert typos._EARLY == {}  # the check took the run started early
+    assert early.returncode is not None
+    assert code == 1
+    assert f"a.py:1:3: LR004 [*] `{MISSPELT}`" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(find_typos() is None, reason="the typos executable is missing")
+def test_an_early_typos_run_no_check_takes_is_stopped(project: Path) -> None:
+    from lint_rules.analysis import typos
+
+    (project / "a.py").write_text("x = 1\n")
+    typos.start_early([project / "a.py"])
+    (early,) = typos._EARLY.values()
+
+    typos.discard_early()
+
+    assert typos._EARLY == {}
+    assert early.returncode is not None
+
+
+def test_no_typos_run_starts_early_when_more_than_the_files_changed(project: Path) -> None:
+    (project / "a.py").write_text("x = 1\n")
+    assert _check("a.py", cwd=project).code == 0
+    (project / "a.py").write_text("x = 2\n")
+    arguments = ["check", "a.py"]
+    assert quick.answer_or_edited(arguments) == (None, [str(project / "a.py")])
+
+    (project / "pyproject.toml").write_text('[tool.lint_rules.renames]\nold_name = "other"\n')
+
+    assert quick.answer_or_edited(arguments) == (None, [])  # the configuration changed too
+    assert quick.answer_or_edited(["check", "--select", "LR004", "a.py"]) == (None, [])

@@ -290,3 +290,206 @@ async def test_closed_file_has_its_diagnostics_cleared(
     params = await waiting
 
     assert list(params.diagnostics) == []
+
+
+def _save(client: LanguageClient, path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` as an editor does, and say so."""
+    path.write_text(text)
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(_uri(path)))
+    )
+
+
+def _change(client: LanguageClient, path: Path, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=_uri(path), version=version),
+            [types.TextDocumentContentChangeWholeDocument(text)],
+        )
+    )
+
+
+async def _published(client: LanguageClient, path: Path) -> types.PublishDiagnosticsParams:
+    """The next diagnostics published for ``path`` (others' are skipped)."""
+    while True:
+        params: types.PublishDiagnosticsParams = await client.wait_for_notification(PUBLISH)
+        if params.uri == _uri(path):
+            return params
+
+
+async def test_save_reports_the_saved_text(client: LanguageClient, project: Path) -> None:
+    path = project / "app.py"
+    await _open(client, path, APP)
+    edited = FIXED + "old_name\n"
+    _change(client, path, edited, 2)
+    await _published(client, path)
+
+    waiting = _published(client, path)
+    _save(client, path, edited)
+    params = await waiting
+
+    assert [(d.code, d.range.start.line) for d in params.diagnostics] == [("LR001", 2)]
+    # The saved text is the file's: its findings are in the command line's cache now.
+    (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
+    assert json.loads(cache_file.read_text())[str(path)][1][0][0] == "LR001"
+
+
+LITERALS = '[tool.lint_rules.literals]\n"Event.name" = "events:EventName"\n'
+EVENTS = (
+    "from typing import Literal\n\n"
+    'EventName = Literal["tool_called", "tool_output"]\n\n\n'
+    "class Event:\n    name: EventName\n"
+)
+HANDLER = (
+    "from events import Event\n\n\n"
+    "def on(event: Event) -> None:\n"
+    '    if event.name == "tool_call":\n'
+    "        pass\n"
+)
+
+
+async def test_unsafe_fixes_are_offered_only_when_configured(
+    client: LanguageClient, project: Path
+) -> None:
+    (project / "pyproject.toml").write_text(LITERALS)
+    (project / "events.py").write_text(EVENTS)
+    path = project / "handler.py"
+    path.write_text(HANDLER)
+    diagnostics = await _open(client, path, HANDLER)
+    assert [d.code for d in diagnostics] == ["LR002"]
+    assert diagnostics[0].data == {"fix": "unsafe"}
+    kinds = [types.CodeActionKind.QuickFix, FIX_ALL]
+
+    assert await _actions(client, path, diagnostics, kinds) == []
+
+    waiting = _published(client, path)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams({"lint-rules": {"unsafeFixes": True}})
+    )
+    await waiting
+    quick, fix_all = await _actions(client, path, diagnostics, kinds)
+
+    assert quick.title.startswith("Fix LR002 (unsafe): ")
+    assert not quick.is_preferred
+    assert fix_all.title == "lint-rules: fix all (safe and unsafe)"
+    expected = HANDLER.replace('"tool_call"', '"tool_called"')
+    assert _apply(HANDLER, _edits(quick)) == expected
+    assert _apply(HANDLER, _edits(fix_all)) == expected
+
+
+async def test_each_file_gets_the_configuration_the_command_line_gives_it(
+    client: LanguageClient, project: Path
+) -> None:
+    nested = project / "nested"
+    nested.mkdir()
+    (nested / "pyproject.toml").write_text('[tool.lint_rules.renames]\nold_name = "nested_name"\n')
+    inner = nested / "inner.py"
+    inner.write_text(APP)
+
+    outer_found = await _open(client, project / "app.py", APP)
+    inner_found = await _open(client, inner, APP)
+
+    assert all("renamed to `new_name`" in d.message for d in outer_found)
+    assert all("renamed to `nested_name`" in d.message for d in inner_found)
+    command = ["-m", "lint_rules", "check", "--no-cache", "--format", "json", str(inner)]
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, *command, cwd=project, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await done.communicate()
+    expected = [(item["code"], item["line"] - 1, item["message"]) for item in json.loads(out)]
+    assert [(d.code, d.range.start.line, d.message) for d in inner_found] == expected
+
+
+async def test_a_pyproject_changed_unannounced_is_read_before_the_next_check(
+    client: LanguageClient, project: Path
+) -> None:
+    path = project / "app.py"
+    await _open(client, path, APP)
+
+    # No watched-files event, no save in the editor: the file's modification time tells.
+    (project / "pyproject.toml").write_text(
+        '[tool.lint_rules.renames]\nold_name = "changed_name"\n# a longer file\n'
+    )
+    waiting = _published(client, path)
+    _change(client, path, APP + "\n", 2)
+    params = await waiting
+
+    assert len(params.diagnostics) == 2
+    assert all("renamed to `changed_name`" in d.message for d in params.diagnostics)
+
+
+async def test_a_saved_pyproject_is_read_again(client: LanguageClient, project: Path) -> None:
+    path = project / "app.py"
+    await _open(client, path, APP)
+
+    waiting = _published(client, path)
+    _save(client, project / "pyproject.toml", '[tool.lint_rules.renames]\nold_name = "saved"\n')
+    params = await waiting
+
+    assert all("renamed to `saved`" in d.message for d in params.diagnostics)
+
+
+async def test_the_command_lines_cache_answers_the_server(
+    client: LanguageClient, project: Path
+) -> None:
+    path = project / "app.py"
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lint_rules", "check", str(path), cwd=project
+    )
+    assert await done.wait() == 1
+    (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
+    entries = json.loads(cache_file.read_text())
+    for row in entries[str(path)][1]:
+        row[1] = "as the command line's cache holds it"  # what no check would write
+    cache_file.write_text(json.dumps(entries))
+
+    diagnostics = await _open(client, path, APP)
+
+    assert [d.message for d in diagnostics] == ["as the command line's cache holds it"] * 2
+
+
+API = "def split(text):\n    return text.split(';')\n"
+USES = "from pkg.api import split\n\nparts = split('a;b')\n"
+
+
+async def test_a_save_rechecks_the_open_files_whose_findings_read_it(
+    client: LanguageClient, project: Path
+) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.lint_rules.renames]\n"pkg.api:split" = "parts"\n'
+    )
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    api, uses, clean = project / "pkg" / "api.py", project / "uses.py", project / "clean.py"
+    api.write_text(API)
+    uses.write_text(USES)
+    clean.write_text(FIXED)
+    before = await _open(client, uses, USES)
+    assert [(d.range.start.line, d.data) for d in before] == [
+        (0, {"fix": "safe"}),
+        (2, {"fix": "safe"}),
+    ]
+    assert await _open(client, clean, FIXED) == []
+    await _open(client, api, API)
+    clean_before = client.diagnostics[_uri(clean)]
+
+    # `split` is no longer pkg.api's function: the import in `uses.py` is not known to be
+    # the target's any more.
+    waiting = _published(client, uses)
+    _save(client, api, "def parts(text):\n    return text.split(';')\n")
+    params = await waiting
+    await client.text_document_hover_async(  # a round trip: what the save sent has arrived
+        types.HoverParams(types.TextDocumentIdentifier(_uri(clean)), types.Position(0, 0))
+    )
+
+    command = ["-m", "lint_rules", "check", "--no-cache", "--format", "json", str(uses)]
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, *command, cwd=project, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await done.communicate()
+    expected = [(item["line"] - 1, item["message"]) for item in json.loads(out)]
+    assert [(d.range.start.line, d.message) for d in params.diagnostics] == expected
+    assert "not renamed" in params.diagnostics[0].message
+    # One file's findings never wait for the others': a file that read no other file is
+    # not checked again.
+    assert client.diagnostics[_uri(clean)] is clean_before

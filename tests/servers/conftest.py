@@ -155,6 +155,15 @@ def sa_postgres_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def sa_asyncpg_url() -> str:
+    """PostgreSQL through asyncpg, the Agents SDK's driver (its statements take the
+    driver-connection path too)."""
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    rest = url.partition("://")[2]
+    return _sa_reachable(f"postgresql+asyncpg://{rest}", "PostgreSQL (DATABASE_URL)")
+
+
+@pytest.fixture(scope="session")
 def created_tables() -> Iterator[list[tuple[str, str]]]:
     """(url, table) pairs this run created on the servers; dropped afterwards."""
     created: list[tuple[str, str]] = []

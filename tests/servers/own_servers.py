@@ -41,6 +41,20 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes] | None, seconds: 
 @contextlib.contextmanager
 def redis_with_password() -> Iterator[int]:
     """A redis-server requiring ``PASSWORD`` on a spare port; yields the port."""
+    with _own_redis("--requirepass", PASSWORD) as port:
+        yield port
+
+
+@contextlib.contextmanager
+def redis_without_scripts() -> Iterator[int]:
+    """A redis-server that refuses ``EVAL`` as an unknown command (renamed away), as
+    plain fakeredis does; yields the port."""
+    with _own_redis("--rename-command", "EVAL", "") as port:
+        yield port
+
+
+@contextlib.contextmanager
+def _own_redis(*options: str) -> Iterator[int]:
     executable = shutil.which("redis-server")
     if executable is None:
         pytest.skip("redis-server is not installed")
@@ -56,10 +70,9 @@ def redis_with_password() -> Iterator[int]:
             "",
             "--appendonly",
             "no",
-            "--requirepass",
-            PASSWORD,
             "--daemonize",
             "no",
+            *options,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

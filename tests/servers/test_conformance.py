@@ -117,6 +117,40 @@ class TestRedisSession(FreezableServer, SessionConformance):
         await client.rpush(self.store._key(session.session_id), raw)
 
 
+class TestRedisSessionInTheSDKsLayout(TestRedisSession):
+    """The kit on the Agents SDK's keys (``layout="sdk"``), as the SDK's forms
+    (``redis_client=``, ``from_url``) use them by default."""
+
+    @pytest.fixture(autouse=True)
+    async def redis_store(self, redis_url: str, redis_prefix: str) -> AsyncIterator[None]:
+        # The SDK's spelling of a prefix: without the ':' it joins to the id.
+        self.url, self.key_prefix = redis_url, redis_prefix.rstrip(":")
+        async with RedisStore(redis_url, key_prefix=self.key_prefix, layout="sdk") as store:
+            self.store = store
+            yield
+
+    def child_session_factory(self) -> Callable[[str], Session]:
+        return functools.partial(
+            RedisSession, url=self.url, key_prefix=self.key_prefix, layout="sdk"
+        )
+
+    async def create_freezable_session(self, session_id: str) -> Session:
+        url = await self.proxied(self.url)
+        return RedisSession(
+            session_id,
+            url,
+            key_prefix=self.key_prefix,
+            layout="sdk",
+            connect_timeout=1,
+            socket_timeout=1,
+        )
+
+    async def create_failing_session(self, session_id: str) -> Session:
+        return RedisSession(
+            session_id, self.failing_url, layout="sdk", connect_timeout=1, socket_timeout=1
+        )
+
+
 class TestPostgresSession(FreezableServer, SessionConformance):
     supports_processes = True
     url: str

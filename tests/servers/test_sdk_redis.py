@@ -84,9 +84,11 @@ async def test_from_url_with_the_sdks_keywords(
     )
     await session.add_items(numbered(3))
     assert await session.get_items() == numbered(3)[1:]
-    # The SDK joins its prefix and the id with ':'; so do we.
+    # The SDK's keys: its prefix and the id joined with ':', the items under ':messages'.
     key = f"{sdk_prefix}:user-123".encode()
-    assert await redis_client.llen(key) == 3
+    assert await redis_client.llen(key + b":messages") == 3
+    assert await redis_client.hget(key, "session_id") == b"user-123"
+    assert 3500 < await redis_client.ttl(key + b":messages") <= 3600
     assert 3500 < await redis_client.ttl(key) <= 3600
     await session.close()
     with pytest.raises(SessionClosedError):
@@ -122,7 +124,7 @@ async def test_an_injected_client_stays_the_callers_and_usable_after_close(
         with pytest.raises(SessionClosedError):
             await session.get_items()
         assert await client.ping() is True
-        assert await client.llen(f"{sdk_prefix}:u") == 2
+        assert await client.llen(f"{sdk_prefix}:u:messages") == 2
         # A second session on the same client, after the first one closed.
         again = RedisSession("u", redis_client=client, key_prefix=sdk_prefix)
         assert await again.get_items() == numbered(2)
@@ -251,3 +253,73 @@ async def test_the_sdks_redis_example_runs_as_written(redis_url: str, sdk_prefix
     await tenant_session.add_items(numbered(1))
     assert await tenant_session.get_items() == numbered(1)
     await tenant_session.close()
+
+
+# -- the SDK's keys, shared with the SDK's own RedisSession --------------------------------------
+
+
+async def test_history_the_sdk_wrote_is_read_and_extended_in_place(
+    redis_url: str, sdk_prefix: str
+) -> None:
+    from agents.extensions.memory import RedisSession as SDKRedisSession
+
+    theirs = SDKRedisSession.from_url("user:42", url=redis_url, key_prefix=sdk_prefix, ttl=600)
+    ours = RedisSession.from_url("user:42", url=redis_url, key_prefix=sdk_prefix, ttl=600)
+    try:
+        await theirs.add_items(numbered(2))  # type: ignore[arg-type]
+        assert await ours.get_items() == numbered(2)
+        await ours.add_items(numbered(3)[2:])
+        assert await theirs.get_items() == numbered(3)
+        assert await ours.pop_item() == numbered(3)[2]
+        assert await theirs.get_items() == numbered(2)
+        assert (await ours.store.list_sessions(prefix="user:")).session_ids == ["user:42"]
+        await theirs.clear_session()
+        assert await ours.get_items() == []
+        await ours.add_items(numbered(1))
+        assert await theirs.get_items(limit=1) == numbered(1)
+        await ours.clear_session()
+        assert await theirs.get_items() == []
+    finally:
+        await theirs.close()
+        await ours.close()
+
+
+def test_ours_and_the_sdks_write_one_session_at_once(redis_url: str, sdk_prefix: str) -> None:
+    """Threads, each with its own loop (asyncio.run per batch, as sync callers do), half
+    writing through the SDK's RedisSession, half through ours: no batch is lost, doubled
+    or split."""
+    import threading
+
+    from agents.extensions.memory import RedisSession as SDKRedisSession
+
+    batches, size = 20, 3
+
+    async def sdk_write(items: list[dict[str, Any]]) -> None:
+        sdk_session = SDKRedisSession.from_url("shared", url=redis_url, key_prefix=sdk_prefix)
+        await sdk_session.add_items(items)  # type: ignore[arg-type]
+        await sdk_session.close()
+
+    def writer(name: str, sdk: bool) -> None:
+        for batch in range(batches):
+            items = [{"writer": name, "batch": batch, "n": n} for n in range(size)]
+            if sdk:
+                asyncio.run(sdk_write(items))
+            else:
+                session = RedisSession.from_url("shared", url=redis_url, key_prefix=sdk_prefix)
+                asyncio.run(session.add_items(items))
+                session.close()
+
+    threads = [threading.Thread(target=writer, args=(f"w{n}", n % 2 == 0)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    reader = RedisSession.from_url("shared", url=redis_url, key_prefix=sdk_prefix)
+    stored = asyncio.run(reader.get_items())
+    reader.close()
+    assert len(stored) == 4 * batches * size
+    for start in range(0, len(stored), size):  # every batch whole and in order
+        batch = stored[start : start + size]
+        assert [item["n"] for item in batch] == list(range(size))
+        assert len({(item["writer"], item["batch"]) for item in batch}) == 1
+    assert len({(item["writer"], item["batch"]) for item in stored}) == 4 * batches

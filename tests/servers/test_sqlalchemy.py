@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import io
 import sys
+import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,12 @@ def mysql_kit_table(mysql_url: str, created_tables: list[tuple[str, str]]) -> st
 def sa_postgres_kit_table(sa_postgres_url: str, created_tables: list[tuple[str, str]]) -> str:
     """The table the kit's PostgreSQL sessions share in this run."""
     return new_sa_table(sa_postgres_url, created_tables)
+
+
+@pytest.fixture(scope="session")
+def sa_asyncpg_kit_table(sa_asyncpg_url: str, created_tables: list[tuple[str, str]]) -> str:
+    """The table the kit's PostgreSQL sessions through asyncpg share in this run."""
+    return new_sa_table(sa_asyncpg_url, created_tables)
 
 
 @pytest.fixture(params=["mariadb", "postgresql", "sqlite"])
@@ -162,6 +171,17 @@ class TestSQLAlchemyPostgres(_Freezable):
             yield
 
 
+class TestSQLAlchemyPostgresAsyncpg(_Freezable):
+    """PostgreSQL through asyncpg: its own statement API on the driver-connection path."""
+
+    @pytest.fixture(autouse=True)
+    async def sa_store(self, sa_asyncpg_url: str, sa_asyncpg_kit_table: str) -> AsyncIterator[None]:
+        self.url, self.table = sa_asyncpg_url, sa_asyncpg_kit_table
+        async with SQLAlchemyStore(sa_asyncpg_url, table=self.table) as store:
+            self.store = store
+            yield
+
+
 class TestSQLAlchemySQLite(_Kit):
     @pytest.fixture(autouse=True)
     async def sa_store(self, tmp_path: Path) -> AsyncIterator[None]:
@@ -186,6 +206,42 @@ async def test_open_session_picks_the_backend_and_reads_our_options(
         assert await session.get_items() == [{"role": "user", "content": "ünïcode ☃ 😀"}]
     finally:
         await session.close()
+
+
+@pytest.fixture(params=["asyncmy", "psycopg", "asyncpg"])
+def driver_url(
+    request: pytest.FixtureRequest, created_tables: list[tuple[str, str]]
+) -> tuple[str, str]:
+    """(url, fresh table) through each driver whose connections run our statements."""
+    fixture = {"asyncmy": "mysql_url", "psycopg": "sa_postgres_url", "asyncpg": "sa_asyncpg_url"}
+    url: str = request.getfixturevalue(fixture[request.param])
+    return url, new_sa_table(url, created_tables)
+
+
+async def test_reads_adds_and_pops_run_on_the_driver_connection(
+    driver_url: tuple[str, str],
+) -> None:
+    """On the store's own (autocommit, unwatched) engines of these drivers, reads, adds
+    and pops run as the driver's own statements (``_on_driver``), with the results
+    SQLAlchemy's execution gives."""
+    url, table = driver_url
+    async with SQLAlchemyStore(url, table=table) as store:
+        session = store.session("on-driver")
+        await session.add_items([{"n": 0}])  # the tables exist: the rest is the calls
+        run: list[str] = []
+        on_driver = store._on_driver
+
+        async def recorded(conn: Any, sql: str, params: Any, **options: Any) -> Any:
+            run.append(sql.split()[0])
+            return await on_driver(conn, sql, params, **options)
+
+        store._on_driver = recorded  # type: ignore[method-assign]
+        await session.add_items([{"n": 1}, {"n": "é 👋"}])
+        assert await session.get_items(limit=2) == [{"n": 1}, {"n": "é 👋"}]
+        assert await session.pop_item() == {"n": "é 👋"}
+        assert await session.get_items() == [{"n": 0}, {"n": 1}]
+        assert run[0] in ("INSERT", "WITH")
+        assert run[1:] == ["SELECT", "DELETE", "SELECT"]
 
 
 async def test_a_driverless_mysql_url_means_asyncmy(
@@ -468,3 +524,101 @@ def test_the_admin_cli_moves_sessions_through_every_database_byte_for_byte(
         cli(["import", target], exported)
         assert cli(["export", target], "").encode() == exported.encode()
         assert cli(["list", target], "").splitlines() == sorted(sessions)
+
+
+# -- connections of loops that ended -----------------------------------------------------------
+
+
+def _pg_connections(url: str, name: str) -> int:
+    """How many connections the server holds with ``application_name`` ``name``."""
+
+    async def count() -> int:
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect() as conn:
+                found = await conn.scalar(
+                    sa.text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :n"),
+                    {"n": name},
+                )
+                return int(found or 0)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(count())
+
+
+def _mariadb_connections(url: str, ids: set[int]) -> int:
+    """How many of the connections ``ids`` (``CONNECTION_ID()``) the server still holds."""
+
+    async def count() -> int:
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect() as conn:
+                listed = ", ".join(str(int(i)) for i in ids)
+                found = await conn.scalar(
+                    sa.text(
+                        "SELECT count(*) FROM information_schema.PROCESSLIST"
+                        f" WHERE ID IN ({listed})"
+                    )
+                )
+                return int(found or 0)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(count())
+
+
+def _settled(count: Callable[[], int]) -> int:
+    """``count()`` once it is 0, or after 5 s (the server notices a closed socket at once,
+    but its list of connections lags by a few milliseconds)."""
+    for _ in range(100):
+        found = count()
+        if found == 0:
+            return 0
+        time.sleep(0.05)
+    return count()
+
+
+@pytest.mark.parametrize("server", ["mariadb", "postgresql"])
+def test_each_asyncio_run_closes_its_connections_when_its_loop_ends(
+    server: str, request: pytest.FixtureRequest, created_tables: list[tuple[str, str]]
+) -> None:
+    """A sync program (``asyncio.run`` per call, ``Runner.run_sync``) gets an engine per
+    loop: its connections are closed when that loop ends, not left to the garbage
+    collector (disabled here), and a closed session holds none. Counted on the server:
+    PostgreSQL by an ``application_name`` of the test's own, MariaDB by the ids of the
+    connections the session used."""
+    base: str = request.getfixturevalue("mysql_url" if server == "mariadb" else "sa_postgres_url")
+    table = new_sa_table(base, created_tables)
+    name = f"loops-{uuid.uuid4().hex[:8]}"
+    url = (
+        f"{base}{'&' if '?' in base else '?'}application_name={name}"
+        if server != "mariadb"
+        else base
+    )
+    session = SQLAlchemySession(f"u-{name}", url, table=table)
+    ids: set[int] = set()
+
+    async def turn(n: int) -> list[Item]:
+        await session.add_items([{"n": n}])
+        items = await session.get_items()
+        if server == "mariadb":  # the pooled connection the calls ran on
+            async with session.store._engine().connect() as conn:
+                ids.add(int(await conn.scalar(sa.text("SELECT CONNECTION_ID()")) or 0))
+        return items
+
+    def open_connections() -> int:
+        if server == "mariadb":
+            return _mariadb_connections(base, ids)
+        return _pg_connections(base, name)
+
+    gc.disable()
+    try:
+        for n in range(3):
+            assert asyncio.run(turn(n)) == [{"n": i} for i in range(n + 1)]
+            assert _settled(open_connections) == 0, f"after loop {n}"
+        assert ids or server != "mariadb"
+        session.close()
+        assert _settled(open_connections) == 0
+    finally:
+        gc.enable()

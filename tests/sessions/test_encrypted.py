@@ -410,6 +410,106 @@ async def test_a_tampered_item_is_skipped_with_a_warning_and_the_others_read(
     assert "1 tampered or corrupt" in warnings_of(caplog)
 
 
+def _swap_data_char(text: str) -> str:
+    """A different base64 character in the middle of the envelope's data."""
+    at = text.index('"data":"') + 8 + 20
+    return text[:at] + ("B" if text[at] != "B" else "C") + text[at + 1 :]
+
+
+def _in_data(text: str, offset: int, inserted: str, replace: int = 0) -> str:
+    at = text.index('"data":"') + 8 + offset
+    return text[:at] + inserted + text[at + replace :]
+
+
+def _escaped(text: str, field: str) -> str:
+    """The first character of a string field written as a JSON escape (same value)."""
+    at = text.index(f'"{field}":"') + len(field) + 4
+    return f"{text[:at]}\\u{ord(text[at]):04x}{text[at + 1 :]}"
+
+
+def _at(text: str, change: Callable[[str], str]) -> str:
+    start = text.index('"at":') + 5
+    end = text.index(",", start)
+    return text[:start] + change(text[start:end]) + text[end:]
+
+
+# A stored envelope's text as written (compact JSON), changed; what a read must make of it.
+STORED_TEXTS: dict[str, tuple[Callable[[str], str], str]] = {
+    "as-written": (lambda text: text, "read"),
+    "data-char-changed": (_swap_data_char, "tampered or corrupt"),
+    "data-truncated": (lambda text: text[: text.index('"}') - 4] + '"}', "tampered or corrupt"),
+    "data-extended": (lambda text: text[:-2] + 'AAAA"}', "tampered or corrupt"),
+    "data-not-base64-char": (lambda text: _in_data(text, 12, "!"), "read"),  # lenient base64
+    "data-char-escaped": (lambda text: _escaped(text, "data"), "read"),
+    "data-raw-quote": (lambda text: _in_data(text, 12, '"'), "corrupt row"),
+    "data-raw-backslash": (lambda text: _in_data(text, 12, "\\", 1), "corrupt row"),
+    "kid-char-escaped": (lambda text: _escaped(text, "kid"), "read"),
+    "kid-other": (
+        lambda text: text[: text.index('"kid":"') + 7] + "AAAAAAAA" + text[text.index('","at"') :],
+        "encrypted with a key not in keys",
+    ),
+    "at-plus-one": (lambda text: _at(text, lambda at: str(int(at) + 1)), "tampered or corrupt"),
+    "at-leading-zero": (lambda text: _at(text, lambda at: "0" + at), "corrupt row"),
+    "at-arabic-digits": (
+        lambda text: _at(text, lambda at: at.translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))),
+        "corrupt row",
+    ),
+    "at-negative": (lambda text: _at(text, lambda at: "-" + at), "tampered or corrupt"),
+    "spaces-inside": (lambda text: text.replace('":', '": '), "read"),
+    "space-after": (lambda text: text + " ", "read"),
+    "fields-reordered": (
+        lambda text: json.dumps(dict(reversed(json.loads(text).items())), separators=(",", ":")),
+        "read",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(STORED_TEXTS))
+async def test_a_stored_envelope_text_is_decided_alike_cold_and_warm(
+    store: SQLiteStore, session_id: str, caplog: pytest.LogCaptureFixture, name: str
+) -> None:
+    """Reads take a stored text of this module's exact layout apart without decoding it
+    as JSON: any other text (escapes, spaces, another order, a changed byte) must still
+    mean what its JSON means, read by a new wrapper (nothing cached) and again."""
+    change, outcome = STORED_TEXTS[name]
+    key = generate_key()
+    inner = store.session(session_id)
+    clock = Clock()
+    await EncryptedSession(inner, key=key, clock=clock, ttl=60).add_items(
+        [{"n": 0}, {"content": SECRET, "nested": {"list": [1, 2]}}]
+    )
+    prefix = inner.store.table_prefix
+
+    def rewrite(connection: object) -> None:
+        assert isinstance(connection, sqlite3.Connection)
+        row_id, text = connection.execute(
+            f"SELECT id, item FROM {prefix}items WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+            (inner.session_id,),
+        ).fetchone()
+        connection.execute(
+            f"UPDATE {prefix}items SET item = ? WHERE id = ?", (change(text), row_id)
+        )
+
+    await inner.store._run(rewrite)
+    reader = EncryptedSession(inner, key=key, clock=clock, ttl=60)
+    expected: list[dict[str, Any]] = [{"n": 0}]
+    if outcome == "read":
+        expected.append({"content": SECRET, "nested": {"list": [1, 2]}})
+    # A row that is not JSON counts towards the store's window, as the store skips it.
+    latest = [] if outcome == "corrupt row" else expected[-1:]
+    for attempt in ("cold", "warm"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert await reader.get_items() == expected, attempt
+            assert await reader.get_items(limit=1) == latest, attempt
+        if outcome in ("tampered or corrupt", "encrypted with a key not in keys"):
+            assert f"1 {outcome}" in warnings_of(caplog), attempt
+        elif outcome == "corrupt row":  # not JSON: skipped as a store skips such a row
+            assert warnings_of(caplog), attempt
+        else:
+            assert not warnings_of(caplog), attempt
+
+
 async def test_plaintext_items_in_the_inner_session_are_never_returned(
     store: SQLiteStore, session_id: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -53,7 +53,7 @@ async def test_the_sdk_form_with_an_injected_fakeredis_client() -> None:
 async def test_clear_session_leaves_a_key_of_another_type_alone() -> None:
     client = fakeredis.FakeAsyncRedis()
     await client.set(b"agent_sessions:u", b"not ours")
-    session = RedisSession("u", redis_client=client)
+    session = RedisSession("u", redis_client=client, layout="native")
     with pytest.raises(ForeignDataError):
         await session.clear_session()
     assert await client.get(b"agent_sessions:u") == b"not ours"
@@ -71,7 +71,7 @@ def test_asyncio_run_per_call_sees_one_fake_server() -> None:
 @pytest.mark.skipif(HAS_LUA, reason="fakeredis has Lua here (lupa is installed)")
 async def test_a_ttl_works_on_plain_fakeredis_without_lua() -> None:
     client = fakeredis.FakeAsyncRedis()
-    session = RedisSession("u", redis_client=client, ttl=60)
+    session = RedisSession("u", redis_client=client, ttl=60, layout="native")
     key = b"agent_sessions:u"
     await session.add_items(numbered(3))
     assert 0 < await client.pttl(key) <= 60_000
@@ -86,10 +86,50 @@ async def test_a_ttl_works_on_plain_fakeredis_without_lua() -> None:
     assert 0 < await client.pttl(key) <= 60_000
     # a key of another type is refused and keeps having no TTL
     await client.set(b"agent_sessions:v", b"not ours")
-    other = RedisSession("v", redis_client=client, ttl=60)
+    other = RedisSession("v", redis_client=client, ttl=60, layout="native")
     with pytest.raises(ForeignDataError):
         await other.add_items(numbered(1))
     with pytest.raises(ForeignDataError):
         await other.add_items(numbered(1_500))
     assert await client.get(b"agent_sessions:v") == b"not ours"
     assert await client.pttl(b"agent_sessions:v") == -1
+
+
+async def test_the_sdks_keys_on_plain_fakeredis_with_a_ttl() -> None:
+    from redis.exceptions import ResponseError
+
+    client = fakeredis.FakeAsyncRedis()
+    session = RedisSession("user:1", redis_client=client, ttl=60)  # the SDK's form: its keys
+    meta, messages = b"agents:session:user:1", b"agents:session:user:1:messages"
+    await session.add_items(numbered(3))
+    assert await client.lrange(messages, 0, -1) == [
+        b'{"role":"user","content":"m%d"}' % n for n in range(3)
+    ]
+    assert (await client.hgetall(meta)).keys() == {b"session_id", b"created_at", b"updated_at"}
+    assert 0 < await client.pttl(meta) <= 60_000
+    assert 0 < await client.pttl(messages) <= 60_000
+    assert await session.pop_item() == numbered(3)[2]
+    await session.replace_items(numbered(1))
+    assert await session.get_items() == numbered(1)
+    assert (await session.store.list_sessions()).session_ids == ["user:1"]
+    await session.clear_session()
+    assert await client.exists(meta, messages) == 0
+    # A key of another type where the SDK's hash would be: refused, nothing written, as
+    # the SDK refuses it (a redis ResponseError naming WRONGTYPE, and our ForeignDataError).
+    await client.set(b"agents:session:v", b"not ours")
+    other = RedisSession("v", redis_client=client, ttl=60)
+    for error in (ForeignDataError, ResponseError):
+        with pytest.raises(error, match="WRONGTYPE"):
+            await other.add_items(numbered(1))
+    assert await client.exists(b"agents:session:v:messages") == 0
+    assert await client.pttl(b"agents:session:v") == -1
+
+
+def test_a_ttl_beyond_redis_range_is_refused_by_each_write_as_the_sdk_does() -> None:
+    client = fakeredis.FakeAsyncRedis()
+    for layout in ("sdk", "native"):
+        session = RedisSession("u", redis_client=client, ttl=2**63, layout=layout)
+        for _ in range(2):
+            with pytest.raises(ValueError, match="outside Redis's supported expiration range"):
+                asyncio.run(session.add_items(numbered(1)))
+        assert asyncio.run(session.get_items()) == []
