@@ -26,7 +26,7 @@ from lint_rules.codemod.references import (
 )
 from lint_rules.engine.run import MIN_FILES_PER_PROCESS, _ProcessMap
 
-_FILES = {
+_FILES: dict[str, str | bytes] = {
     "pkg/__init__.py": "from pkg.api import send_file, split\n",
     "pkg/api.py": """
         class Field:
