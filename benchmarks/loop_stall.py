@@ -160,8 +160,24 @@ def targets(directory: Path) -> list[Target]:
         from agent_sessions.redis import RedisSession
 
         prefix = f"loop-stall-{uuid.uuid4().hex[:8]}:"
+        from agents.extensions.memory import RedisSession as SDKRedisSession
+
         found.append(
             Target("ours, Redis", lambda sid: RedisSession(sid, url=redis_url, key_prefix=prefix))
+        )
+        # The SDK's keys, in place (the default of the SDK's forms), and the SDK's own.
+        sdk_prefix = f"loop-stall-sdk-{uuid.uuid4().hex[:8]}"
+        found.append(
+            Target(
+                "ours, Redis, SDK layout",
+                lambda sid: RedisSession.from_url(sid, url=redis_url, key_prefix=sdk_prefix),
+            )
+        )
+        found.append(
+            Target(
+                "SDK, Redis",
+                lambda sid: SDKRedisSession.from_url(sid, url=redis_url, key_prefix=sdk_prefix),
+            )
         )
     database_url = os.environ.get("DATABASE_URL")
     if database_url:

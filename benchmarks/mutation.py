@@ -43,6 +43,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+_SQLITE_REPLACE_TESTS = tuple(
+    f"tests/servers/test_replace_items.py::{test}[{backend}]"
+    for test in (
+        "test_replace_items_makes_the_list_the_whole_history",
+        "test_replace_items_with_nothing_empties_and_on_an_empty_session_fills",
+        "test_a_rejected_replacement_changes_nothing",
+        "test_concurrent_adds_and_a_replacement_never_interleave",
+        "test_concurrent_adds_and_a_clear_keep_whole_batches",
+        "test_a_pop_racing_a_replacement_takes_the_old_latest_or_the_new",
+        "test_compaction_writes_through_replace_items",
+        "test_a_large_replacement_is_whole_and_in_order",
+    )
+    for backend in ("sqlite-memory", "sqlite-file", "sqlite-sdk-layout")
+)
+"""``tests/servers/test_replace_items.py`` on SQLite only (its other backends need servers)."""
+
 TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     # short name: (module to mutate, the tests that run against each mutant)
     "_json": (
@@ -66,6 +82,32 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
             # the large reads and writes (off the loop), and the SDK's layout
             "tests/sessions/test_sqlite_loop.py",
             "tests/sessions/test_sqlite_sdk_layout.py",
+            # Two processes writing for 15-25 s each (under load): a mutant whose
+            # tests reach them would take > 40 s; the kit's own process test
+            # (test_concurrent_processes_lose_no_items_and_keep_batches_contiguous on
+            # the file store) and test_sqlite.py's four-process test cover that path.
+            "--deselect",
+            "tests/sessions/test_sqlite_sdk_layout.py::test_the_sdk_and_ours_writing_at_once_from_processes",
+            "--deselect",
+            "tests/sessions/test_sqlite_sdk_layout.py::TestSQLiteSDKLayoutSession"
+            "::test_concurrent_processes_lose_no_items_and_keep_batches_contiguous",
+            # the errors, the files (read-only, may not create), edge cases, what the
+            # whole-file run found unguarded, and a plain close() (as the SDK's examples do)
+            "tests/sessions/test_sqlite_errors.py",
+            "tests/sessions/test_sqlite_files.py",
+            "tests/sessions/test_sqlite_edges.py",
+            "tests/sessions/test_sqlite_found_by_mutation.py",
+            "tests/sessions/test_sdk_dropin.py::test_plain_close_closes_a_memory_session",
+            "tests/sessions/test_sdk_dropin.py::test_plain_close_releases_the_shared_file_store",
+            "tests/sessions/test_sdk_dropin.py"
+            "::test_plain_close_inside_a_running_loop_releases_the_file",
+            "tests/sessions/test_sdk_dropin.py::test_plain_close_of_a_store_closes_it",
+            # replace_items (_replace, _replace_items): its tests on our three SQLite
+            # stores, and the compaction writing through it
+            *_SQLITE_REPLACE_TESTS,
+            "tests/sessions/test_bounded.py::test_a_cancellation_during_the_write_completes_the_write",
+            "tests/sessions/test_bounded.py"
+            "::test_a_store_failing_in_replace_items_leaves_the_history_as_it_was",
         ),
     ),
     "kit": (
@@ -74,6 +116,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
             "tests/sessions/test_kit.py::TestListSession",
             "tests/sessions/test_loop_mutants.py",
             "tests/sessions/test_kit_helpers.py",
+            # _write_batches_in_child, which the processes test runs in children
+            "tests/sessions/test_kit_child_writer.py",
         ),
     ),
     "fixes": (
@@ -82,6 +126,15 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
             "tests/lint_rules/test_fix_units.py",
             "tests/lint_rules/test_fix_writes.py",
             "tests/lint_rules/test_fix_safety.py",
+            # fix_text to its fixed point, --diff (unified_diff), the encodings kept: the
+            # CLI run in-process (test_lint_output.py runs it in subprocesses, where
+            # mutmut records nothing)
+            "tests/lint_rules/test_lint_fix.py",
+            "tests/lint_rules/test_fix_outcomes.py",
+            # a subprocess killed midway: 5 s, and nothing of fixes.py in this process
+            "--deselect",
+            "tests/lint_rules/test_lint_fix.py"
+            "::test_fix_killed_midway_leaves_every_file_old_or_new_and_no_worker",
         ),
     ),
     "cache": (

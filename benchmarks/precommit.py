@@ -66,8 +66,10 @@ NO_CACHE = "`lint_rules check --no-cache`, all rules"
 WARM = "`lint_rules check`, warm cache"
 EDITED = "`lint_rules check`, one edited file, caches warm"
 EDITED_BEFORE = "one edited file, before (`--before`)"
+EDITED_SCRIPT = "the same through the `lint-rules` script (what pre-commit runs: no `runpy`)"
 PYTHON = sys.executable
 RUFF = str(Path(PYTHON).with_name("ruff"))
+SCRIPT = str(Path(PYTHON).with_name("lint-rules"))
 TYPOS = str(Path(PYTHON).with_name("typos"))
 PYCACHE = Path(tempfile.gettempdir()) / "lint_rules-benchmark-pycache"
 
@@ -140,6 +142,7 @@ def startup(rounds: int, before: Path | None) -> None:
         NO_CACHE: [PYTHON, "-m", "lint_rules", *check],
         WARM: [PYTHON, "-m", "lint_rules", *warm],
         EDITED: [PYTHON, "-m", "lint_rules", *edited],
+        EDITED_SCRIPT: [SCRIPT, *edited],
         "`ruff check --no-cache`": [RUFF, "check", "--no-cache", "--quiet", TYPICAL_FILE],
         "`typos`": [TYPOS, "--format", "brief", TYPICAL_FILE],
     }
@@ -155,7 +158,7 @@ def startup(rounds: int, before: Path | None) -> None:
         """A new text for the edited file: one comment line differs from any run's before."""
         edited_file.write_text(f"{typical}# edit {next(edits)}\n", encoding="utf-8")
 
-    edited_labels = (EDITED, EDITED_BEFORE)
+    edited_labels = (EDITED, EDITED_SCRIPT, EDITED_BEFORE)
     times: dict[str, list[float]] = {label: [] for label in commands}
     edit()
     try:
@@ -205,7 +208,7 @@ def startup(rounds: int, before: Path | None) -> None:
             f"| {max(values) * 1000:.0f} | {median / base:.2f}x |"
         )
     ruff = statistics.median(times["`ruff check --no-cache`"])
-    targets = {NO_CACHE: 6, WARM: 2, EDITED: 6}
+    targets = {NO_CACHE: 6, WARM: 2, EDITED: 6, EDITED_SCRIPT: 6}
     for label, target in targets.items():
         ours = times[label]
         per_round = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
@@ -374,9 +377,11 @@ def _protocols(
         raise SystemExit(f"lint_rules protocols failed: {done.stderr.strip()}")
     reported = [str(item["message"]).split("`")[1] for item in json.loads(done.stdout)]
     # A class that subclasses one of the protocol's ABCs is reported by its probe and by
-    # mypy's [override] at the member (`RedisSession.pop_item`): both name the class.
+    # mypy's [override] at the member (`RedisSession.pop_item`), and a subclass of the
+    # edited class by its own [override] (`AdvancedSQLiteSession.pop_item`, which now
+    # differs from the broken base): the edited class must be among them.
     named = {name.partition(".")[0] for name in reported}
-    if named != (set() if expect is None else {expect}):
+    if (expect is None and named) or (expect is not None and expect not in named):
         raise SystemExit(f"{label}: expected {expect!r} to be reported, got {reported}")
     return seconds, reported
 

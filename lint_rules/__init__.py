@@ -4,7 +4,9 @@ The layout follows the pipeline (data flows one way, arrows point down)::
 
     __main__.py, quick.py a ``check`` whose recorded run still holds, replayed before the
                           command line loads (imports only os, sys, marshal)
-    cli.py                the command line: arguments, output, exit codes
+    cli.py                the command line: output, exit codes (a plain ``check FILE...``
+                          read without argparse)
+    arguments.py          argparse's parser of every command
     protocols.py          the ``protocols`` command (mypy-backed conformance)
     config.py             [tool.lint_rules] of the nearest pyproject.toml, strict
     engine/               discovery, cache, per-file checker, parallel map, fixes

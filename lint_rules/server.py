@@ -185,9 +185,9 @@ class Linter:
 
 def build_server(rules: Sequence[type[Rule]] = ALL_RULES, use_cache: bool = True) -> LanguageServer:
     """The server, its features registered; ``start_io()`` serves."""
-    from lint_rules.cli import _version  # the command line's: it started this server
+    from lint_rules.arguments import version  # the command line's: it started this server
 
-    server = LanguageServer(NAME, _version())
+    server = LanguageServer(NAME, version())
     linter = Linter(rules, Path.cwd(), use_cache=use_cache)
     by_code = {rule.CODE: rule for rule in rules}
     protocols = _ProtocolsRunner(server, linter)

@@ -256,6 +256,28 @@ def _expressions(statement: ast.stmt) -> list[ast.expr]:
     ]
 
 
+def _imports_from(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` or a statement nested in it (nested functions and classes
+    included) is a ``from ... import``: only statements are looked at, the expressions
+    holding none."""
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.ImportFrom):
+            return True
+        for name in _BODIES:
+            for child in getattr(statement, name, ()):
+                if isinstance(child, ast.stmt):
+                    pending.append(child)
+                else:  # an ``except`` handler or a ``case``
+                    pending.extend(child.body)
+    return False
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of a statement that hold statements (or handlers and cases holding them)."""
+
+
 def has_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str) -> bool:
     if isinstance(node, ast.Lambda):
         return False
@@ -614,7 +636,7 @@ class _Walker:
                 inner[f"{receiver}.{name}()"] = types
         saved, self.class_stack = self.class_stack, []
         saved_aliases = self.aliases
-        if any(isinstance(statement, ast.ImportFrom) for statement in ast.walk(node)):
+        if _imports_from(node.body):
             self.aliases = {**self.aliases, **self._imported_here(node)}
         try:
             self.block(node.body, inner)

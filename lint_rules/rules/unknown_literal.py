@@ -649,6 +649,24 @@ _IN_LITERAL = re.compile(r"in[\s\\]*(?:#[^\n]*\n[\s\\]*)*[(\[{]")
 _MATCH = re.compile(r"match\b")
 _WORD_CHARACTER = re.compile(r"\w")
 _BETWEEN_CALLEE_AND_PAREN = r"[\s\\]*(?:#[^\n]*\n[\s\\]*)*\("
+# Where a compared field and its string are: the text between tokens (whitespace, a
+# line continuation, comments), after the field (closing brackets too) and before the
+# string (opening brackets too); a string compared with what follows it, a string
+# compared (`==` or `!=`, the string's prefix letters, its quote), `in` or `not in`
+# before a bracket, and a line starting with the word `match` (a `match` statement).
+_GAP = r"(?:[\s\\]|#[^\n]*\n)*"
+_CLOSING = r"(?:[\s)\]\\]|#[^\n]*\n)*"
+_OPENING = r"(?:[\s(\\]|#[^\n]*\n)*"
+_OPERATOR = re.compile("[=!]=")
+_BLANK = frozenset(" \t\f\r\\")
+_LITERAL_OPERAND = re.compile(
+    f"{_GAP}(?:[A-Za-z]{{0,2}}(?:\"[^\"\\\\\\n]*\"|'[^'\\\\\\n]*')|None|True|False|[0-9]+)"
+    f"{_GAP}(?![.\\[(\\w'\"])"
+)
+_OPERATOR_STRING = f"[=!]={_OPENING}[A-Za-z]{{0,2}}['\"]"
+_IN_BRACKET = f"(?:not(?:[\\s\\\\]|#[^\\n]*\\n)+)?in{_GAP}[(\\[{{]"
+_SPACED_DOT = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)+(\w+)")
+_MATCH_STATEMENT = re.compile(r"^[ \t\f]*match\b", re.MULTILINE)
 _KEYS_SHOWN = 3
 """How many configured keys a finding on a union's field names (the rest are counted)."""
 _CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
@@ -659,11 +677,17 @@ class UseSites:
     """The prefilter: whether a text may hold a use site: a declaring class's name called
     (``Class(attr=...)``, ``case Class(attr=...)``, or under the name an import gives it:
     ``from m import Class as C`` ... ``C(attr=...)``; merely named when factories are
-    configured: ``build(Class, attr=...)``), or `.attr` or a quoted `'attr'` of a
-    configured attribute in a text that compares (``==``, ``!=``, ``in (...)``, ``match``).
+    configured: ``build(Class, attr=...)``), or a configured attribute compared where it
+    is written: `.attr` or a quoted `'attr'` (a subscript's, a ``.get``'s) followed by
+    ``==``/``!=`` and a string, or by ``in``/``not in`` and a bracket, or by ``:`` in a text
+    with a ``match`` statement (its subject, a mapping pattern's key); brackets, comments
+    and line breaks between them. Where a string comes first (``"a" == x.attr``) the
+    receiver may be any expression: any string followed by ``==``/``!=`` admits the text,
+    unless the string is in brackets and compared with a literal (``.get("KEY") == "1"``).
     A few patterns fixed per run find the candidate names, looked up in sets, so a file
     costs the same with 5 or 500 configured keys: the words that start with the first
-    character of a class name, then each class name the text holds as a callee."""
+    character of a class name, then each class name the text holds as a callee; then,
+    for each configured attribute the text names, one pattern that starts with the name."""
 
     def __init__(
         self, attributes: Iterable[str], classes: Iterable[str], factories: Iterable[str] = ()
@@ -677,6 +701,8 @@ class UseSites:
         first = "".join(sorted({name[0] for name in self.classes}))
         self._class_words = re.compile(f"[{re.escape(first)}]\\w*") if first else None
         self._callees = {name: _callee(name) for name in self.classes}
+        self._patterns: dict[str, re.Pattern[str]] = {}
+        """Each configured attribute's use-site patterns (``_compared``), compiled once."""
 
     def admits(self, text: str) -> bool:
         if not self.attributes:
@@ -693,9 +719,46 @@ class UseSites:
                     return True  # `from m import Event as E` ... `E(type=...)`
         if not _compares(text):
             return False
-        return not self.attributes.isdisjoint(
-            _DOTTED.findall(text)
-        ) or not self.attributes.isdisjoint(_QUOTED.findall(text))
+        named = self.attributes.intersection(_DOTTED.findall(text)) | self.attributes.intersection(
+            _QUOTED.findall(text)
+        )
+        if not named:
+            return False
+        if _string_compared(text):
+            return True  # `"a" == <anything>.attr`: where the receiver starts is not known
+        matches = "match" in text and _MATCH_STATEMENT.search(text) is not None
+        spaced = named.intersection(_SPACED_DOT.findall(text))
+        return any(
+            self._compared(name, matches, name in spaced).search(text) is not None
+            or self._got_with_default(name).search(text) is not None
+            for name in sorted(named)
+        )
+
+    def _compared(self, name: str, matches: bool, spaced: bool) -> re.Pattern[str]:
+        """``.name`` or ``'name'`` (a subscript's, a ``.get``'s) followed by ``==``/``!=``
+        a string, or by ``in`` a literal tuple, list or set; with ``matches``, also by
+        ``:`` (a ``match`` subject, a mapping pattern's key). ``spaced``: the text has the
+        name after a dot and a space or comment (``x. name``): any ``name`` counts then."""
+        key = f"{name} {matches} {spaced}"
+        pattern = self._patterns.get(key)
+        if pattern is None:
+            escaped = re.escape(name)
+            before = f"(?<!\\w{escaped})" if spaced else f"(?<=[.'\"]{escaped})"
+            pattern = self._patterns[key] = re.compile(
+                f"{escaped}{before}['\"]{{0,3}}{_CLOSING}"
+                f"(?:{_OPERATOR_STRING}|{_IN_BRACKET}{'|:' if matches else ''})"
+            )
+        return pattern
+
+    def _got_with_default(self, name: str) -> re.Pattern[str]:
+        """``.get('name', default)``: what follows the default is not looked at."""
+        key = f"{name} get"
+        pattern = self._patterns.get(key)
+        if pattern is None:
+            pattern = self._patterns[key] = re.compile(
+                f"get{_GAP}\\({_OPENING}['\"]{{1,3}}{re.escape(name)}['\"]{{1,3}}{_CLOSING},"
+            )
+        return pattern
 
 
 def _callee(name: str) -> re.Pattern[str]:
@@ -726,6 +789,34 @@ def _compares(text: str) -> bool:
         for pattern in (_IN_LITERAL, _MATCH)
         for found in pattern.finditer(text)
     )
+
+
+def _string_compared(text: str) -> bool:
+    """Whether a string may be compared with ``==`` or ``!=`` with what follows it
+    (``"a" == event.kind``), or a string in brackets (``("a") == ...``) with something
+    other than a literal (the usual ``.get("KEY") == "1"`` is not). Looked for from each
+    operator back over spaces, line breaks and closing brackets: a line before them
+    with a ``#`` (it may end with a comment) counts as a string."""
+    for found in _OPERATOR.finditer(text):
+        position, closed = found.start() - 1, False
+        while position >= 0:
+            character = text[position]
+            if character == ")":
+                closed = True
+            elif character == "\n":
+                start = text.rfind("\n", 0, position) + 1
+                if text.find("#", start, position) >= 0:
+                    return True
+            elif character not in _BLANK:
+                break
+            position -= 1
+        if (
+            position >= 0
+            and text[position] in "'\""
+            and (not closed or _LITERAL_OPERAND.match(text, found.end()) is None)
+        ):
+            return True
+    return False
 
 
 def _after_word_boundary(text: str, start: int) -> bool:

@@ -451,6 +451,18 @@ class BaseSession(SessionABC, Generic[_StoreT]):
             encoded = encode_items(items)
         await self.store._replace_items(self.session_id, encoded)
 
+    async def _atomic_replace_items(self, items: list[Item]) -> bool:
+        """The hook through which the Agents SDK's ``OpenAIResponsesCompactionSession``
+        replaces a compacted history (it looks it up on the session's type): one atomic
+        :meth:`replace_items`, so that a crash or a cancellation leaves the old history or
+        the new one, never the SDK's clear-then-add gap. ``False`` (nothing changed) when
+        the store cannot replace atomically: the SDK then clears and adds."""
+        try:
+            await self.replace_items(items)
+        except NotImplementedError:
+            return False
+        return True
+
     async def pop_item(self) -> Item | None:
         """Remove and return the latest item (``None`` when there is none)."""
         self._check_open()

@@ -13,8 +13,8 @@ URL                                       store
 ========================================  ==========================================
 
 Options ride in the query string and are removed before the URL reaches the driver:
-``table_prefix`` (SQLite); ``key_prefix``, ``ttl``, ``connect_timeout`` and
-``socket_timeout`` (Redis); ``table``, ``max_connections``, ``timeout``,
+``table_prefix`` and ``layout`` (SQLite); ``key_prefix``, ``layout``, ``ttl``,
+``connect_timeout`` and ``socket_timeout`` (Redis); ``table``, ``max_connections``, ``timeout``,
 ``connect_timeout``, ``statement_timeout`` and ``socket_timeout`` (PostgreSQL); ``table``,
 ``max_connections``, ``timeout`` and ``socket_timeout`` (SQLAlchemy). Any other
 query parameter is passed on to the driver byte for byte as written

@@ -359,12 +359,14 @@ def test_a_one_file_check_the_cache_answers_imports_no_heavy_module(project: Pat
     assert [name for name in NOT_ON_THE_CACHED_PATH if name in imported] == []
 
 
-# Nor needed by a one-file check of an edited file (issue 27): the table and what validating
-# it read are remembered (tomllib), the cache writes through os (tempfile, shutil) and
+# Nor needed by a one-file check of an edited file (issue 27): a plain `check FILE...` is
+# read without argparse, the table and what validating it read are remembered (tomllib),
+# the cache writes through os (tempfile, shutil) and
 # hashes with _blake2 (hashlib), and the rename planner, the reference engine, LR004's
 # placer and fix's settling are imported for a file that needs them only.
 NOT_FOR_AN_EDITED_FILE = (
     *NOT_ON_THE_CACHED_PATH[:1],
+    "argparse",
     "tomllib",
     "hashlib",
     "tempfile",
@@ -416,10 +418,10 @@ def test_version_is_printed_on_stdout_and_exits_0(project: Path) -> None:
 def test_the_help_is_argparses_own(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
     import argparse
 
-    from lint_rules import cli
+    from lint_rules import arguments
 
     def helps() -> list[str]:
-        parser = cli._parser()
+        parser = arguments.parser()
         (commands,) = [
             action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
         ]
@@ -430,7 +432,30 @@ def test_the_help_is_argparses_own(monkeypatch: pytest.MonkeyPatch, columns: str
     else:
         monkeypatch.setenv("COLUMNS", columns)
     ours = helps()
-    monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
+    monkeypatch.setattr(arguments, "Formatter", argparse.HelpFormatter)
 
     assert helps() == ours
     assert len(ours) == 7
+
+
+@pytest.mark.parametrize(
+    "given",
+    [["check", "a.py"], ["check", "a.py", "b/c.pyi", ""], ["check", "dir", "a b.py"]],
+)
+def test_a_plain_check_is_read_as_argparse_reads_it(given: list[str]) -> None:
+    from lint_rules.arguments import parse
+    from lint_rules.cli import plain_check
+
+    read = plain_check(given)
+
+    assert read is not None
+    assert vars(read) == vars(parse(given))
+
+
+@pytest.mark.parametrize(
+    "given", [["check"], ["check", "-"], ["check", "--no-cache", "a.py"], ["fix", "a.py"], []]
+)
+def test_anything_else_goes_to_argparse(given: list[str]) -> None:
+    from lint_rules.cli import plain_check
+
+    assert plain_check(given) is None

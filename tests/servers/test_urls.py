@@ -59,6 +59,20 @@ async def test_redis_url_options_configure_the_store_and_stay_out_of_the_driver(
     await store.close()
 
 
+async def test_redis_url_layout_chooses_the_sdks_keys(redis_url: str, redis_prefix: str) -> None:
+    prefix = redis_prefix.rstrip(":")
+    store = open_store(f"{redis_url}?layout=sdk&key_prefix={prefix}")
+    assert isinstance(store, RedisStore)
+    assert (store.layout, store.key_prefix) == ("sdk", prefix)
+    await store.session("u").add_items([{"role": "user", "content": "hi"}])
+    sdk_form = RedisSession.from_url("u", url=redis_url, key_prefix=prefix)
+    assert await sdk_form.get_items() == [{"role": "user", "content": "hi"}]
+    await sdk_form.close()
+    await store.close()
+    with pytest.raises(SessionConfigError, match="layout must be one of"):
+        open_store(f"{redis_url}?layout=auto")
+
+
 def test_redis_ttl_that_is_not_a_number_is_refused() -> None:
     with pytest.raises(ValueError, match="ttl must be a number of seconds"):
         open_store("redis://127.0.0.1/0?ttl=soon")
