@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 if TYPE_CHECKING:
     from tests.lint_rules.project_fixtures import check_literals, write_files
 else:
@@ -74,3 +76,40 @@ def test_a_narrowed_member_of_an_imported_union_is_looked_up_where_the_union_is(
     """
     assert check_literals(source, LITERALS) == [(8, DLETA)]
     assert check_literals(source.replace("text_dleta", "text_delta"), LITERALS) == []
+
+
+# starlette's shape: a subclass of `WebSocketEndpoint` overrides its Literal-typed
+# class attribute `encoding`.
+ENDPOINT = """
+    from typing import Literal
+
+    class WebSocketEndpoint:
+        encoding: Literal["text", "bytes", "json"] | None = None
+"""
+ENDPOINT_LITERALS = {"WebSocketEndpoint.encoding": "web.endpoints:WebSocketEndpoint.encoding"}
+
+
+@pytest.mark.parametrize("imported", ["WebSocketEndpoint", "WebSocketEndpoint as Endpoint"])
+def test_a_subclass_overriding_a_field_with_a_value_it_cannot_take_is_found(
+    project: Path, imported: str
+) -> None:
+    write_files(project, {"web/__init__.py": "", "web/endpoints.py": ENDPOINT})
+    base = imported.rpartition(" ")[2]
+    source = f"""
+        from web.endpoints import {imported}
+
+        class App({base}):
+            encoding = "jsn"
+
+        class Fine({base}):
+            encoding = "json"
+
+        class Own({base}):
+            encoding: str = "jsn"  # declares its own field
+
+        class Other:
+            encoding = "jsn"
+    """
+    assert check_literals(source, ENDPOINT_LITERALS) == [
+        (5, "'jsn' is not a value of `WebSocketEndpoint.encoding`; did you mean 'json'?")
+    ]
