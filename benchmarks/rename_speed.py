@@ -15,7 +15,11 @@ Usage: ``.venv/bin/python benchmarks/rename_speed.py [--files N] [--repeat N]``;
 the markdown table of ``benchmarks/README.md``. ``--baseline DIR`` also runs, interleaved
 with this checkout's, the ``lint_rules`` package found in ``DIR`` (another revision, e.g.
 ``git archive main lint_rules | tar -x -C DIR``), for ratios measured under the same load;
-``--runs`` picks the runs (``ruff,check,fix,plan``).
+``--runs`` picks the runs (``ruff,check,fix,plan``). ``--bytecode``: ``lint_rules`` is imported
+from bytecode, as an installed package is (pip compiles it on install), not compiled from
+source on every run, as it is in a checkout when ``PYTHONDONTWRITEBYTECODE`` is set: each
+side's bytecode is written once, before the timed runs, under a scratch
+``PYTHONPYCACHEPREFIX`` (nothing is written into the checkouts).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -141,6 +146,23 @@ def generate(root: Path, files: int) -> None:
         (package / f"m{index}.py").write_text(f"{body}\n\n{filler}\n")
 
 
+def _writing(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without ``PYTHONDONTWRITEBYTECODE``."""
+    return {name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _package(env: dict[str, str]) -> Path:
+    """The directory of the ``lint_rules`` package that ``env`` imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import lint_rules; print(lint_rules.__path__[0])"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(done.stdout.strip())
+
+
 def timed(
     command: list[str], cwd: Path, env: dict[str, str] | None = None
 ) -> tuple[float, float, str]:
@@ -164,6 +186,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", type=Path, help="a directory holding another lint_rules")
     parser.add_argument("--runs", default="ruff,check,fix,plan")
+    parser.add_argument("--bytecode", action="store_true", help="import lint_rules from bytecode")
     arguments = parser.parse_args()
     wanted = set(arguments.runs.split(","))
     baseline = None
@@ -177,8 +200,22 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         project = Path(scratch) / "project"
         generate(project, arguments.files)
+        bytecode: dict[str, str] | None = None
+        if arguments.bytecode:
+            cached = {"PYTHONPYCACHEPREFIX": str(Path(scratch) / "pycache")}
+            bytecode = {**_writing(os.environ), **cached}
+            baseline = None if baseline is None else {**_writing(baseline), **cached}
+            for env in (bytecode, baseline):
+                if env is not None:  # written once here (a whole check), read by every run
+                    subprocess.run(
+                        [python, "-m", "compileall", "-q", str(_package(env))],
+                        env=env,
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                    )
+                    timed([python, "-m", "lint_rules", "check", "--no-cache"], project, env)
         commands: dict[str, tuple[str, list[str], dict[str, str] | None]] = {}
-        for label, env in (("", None), ("baseline: ", baseline)):
+        for label, env in (("", bytecode), ("baseline: ", baseline)):
             if label and env is None:
                 continue
             every = {
@@ -208,7 +245,8 @@ def main() -> int:
     ruff_wall = statistics.median(r[0] for r in ruff_runs) if ruff_runs else None
     ruff_cpu = statistics.median(r[1] for r in ruff_runs) if ruff_runs else None
     print(
-        f"{arguments.files} files, median of {arguments.repeat}, interleaved; load average at"
+        f"{arguments.files} files, median of {arguments.repeat}, interleaved"
+        f"{', lint_rules imported from bytecode' if arguments.bytecode else ''}; load average at"
         f" the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min):\n"
     )
     print("| run | wall s | CPU s | / ruff (wall) | / ruff (CPU) | last line of output |")

@@ -326,7 +326,10 @@ class Rule:
         return ()
 
     def begin_batch(self, paths: Sequence[Path]) -> None:
-        """Called with the paths a worker is about to check, before checking them."""
+        """Called with the paths a worker is about to check, before checking them. In a
+        parallel run whose worker processes are forked, it is called once, with every path,
+        in the process that starts them (before ``prepare_project``): each worker inherits
+        the rule in the state it leaves, and checks its share of the paths."""
 
     def prepare_project(self, paths: Sequence[Path]) -> None:
         """Called once with every path of a run, in the process that starts the worker

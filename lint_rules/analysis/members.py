@@ -137,8 +137,10 @@ class Members:
             node = owner.classes.get(defined)
             if node is not None:
                 found[(owner.name, defined)] = (owner, node)
-        if not found:
-            for source, expression in self._dotted(name):
+        for places_of in (self._dotted, self._beside_imports):
+            if found:
+                break
+            for source, expression in places_of(name):
                 target = self._definition(source, expression)
                 if target is not None and target[1] in target[0].classes:
                     owner, defined = target
@@ -178,6 +180,23 @@ class Members:
                 continue
             if name in module.classes or module.imported(name) is not None:
                 found.append((self.here, ast.Attribute(value=ast.Name(id=local), attr=name)))
+        return found
+
+    def _beside_imports(self, name: str) -> list[tuple[ModuleSource, ast.expr]]:
+        """``name`` where a module the file imports from binds it: the member of a union
+        alias imported from there (``from sdk.events import Event``), which a
+        discriminator narrowed to (``event.type == "delta"``) without the file naming it."""
+        found: list[tuple[ModuleSource, ast.expr]] = []
+        modules = {qualified.rpartition(".")[0] for qualified in self.here.imports.values()}
+        for module_name in sorted(modules - {""}):
+            if self.packages is not None and module_name.split(".")[0] not in self.packages:
+                continue
+            try:
+                module = self.here.reader.read_module(module_name)
+            except ConfigError:
+                continue
+            if name in module.classes or module.imported(name) is not None:
+                found.append((module, ast.Name(id=name)))
         return found
 
     def _types(self, source: ModuleSource, annotation: ast.expr | None) -> Types:

@@ -21,10 +21,10 @@ discovery): nothing here walks directories itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from lint_rules.analysis.declarations import Declarations
 
@@ -35,6 +35,17 @@ FileLister = Callable[[Path], Sequence[Path]]
 """The Python files of the project under a root (the engine's discovery)."""
 
 T = TypeVar("T")
+
+
+R = TypeVar("R")
+
+
+class FileMap(Protocol):
+    """Applies a function to each of many items (files, texts), answering in their order:
+    the builtin ``map``, or the engine's worker processes (``Project.map_files``)."""
+
+    def __call__(self, function: Callable[[T], R], items: Sequence[T], /) -> Iterable[R]: ...
+
 
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 
@@ -80,6 +91,10 @@ class Project:
             **(start._shared if start is not None else {}),
             **(shared or {}),
         }
+        self.map_files: FileMap = map
+        """How a pass over many of the project's files applies its per-file part: one file
+        after the other here, or in worker processes while the engine prepares a parallel
+        run (``Rule.prepare_project``): the function and its results must then pickle."""
 
     def note_read(self) -> None:
         """Record that the file being checked had its findings decided by other files of

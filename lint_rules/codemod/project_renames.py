@@ -28,6 +28,7 @@ import ast
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lint_rules.analysis.consistency import module_name
 from lint_rules.analysis.renames import Target, withheld_note
@@ -46,6 +47,9 @@ from lint_rules.codemod.references import (
     reference_command,
     rename_problems,
 )
+
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import FileMap
 
 
 @dataclass(frozen=True)
@@ -90,11 +94,17 @@ class ProjectRenames:
     _judged: dict[Target, _Judged] = field(default_factory=dict)
     _plan: Plan | None = None
     _error: str | None = None
+    _loud: set[Path] | None = None
+    _every: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         modules: dict[str, Path] = {}
+        lasts = {target.module.rpartition(".")[2] for target in self.targets}
         for path in self.files:
-            modules.setdefault(module_name(path), path)
+            # Only a file named like a module's last part can be that module.
+            last = path.parent.name if path.name == "__init__.py" else path.stem
+            if last in lasts:
+                modules.setdefault(module_name(path), path)
         for target in self.targets:
             module = modules.get(target.module)
             if module is None:
@@ -107,10 +117,15 @@ class ProjectRenames:
                 member=target.kind == "member",
             )
             self._judged[target] = _Judged(target, reference)
+        spellings = {target.old for target in self.targets}
+        self._every = frozenset(
+            old for old in spellings if all(t in self._judged for t in self.targets if t.old == old)
+        )
 
-    def prepare(self) -> None:
-        """Make the plan now (before worker processes start, which then share it)."""
-        self._make_plan()
+    def prepare(self, map_files: FileMap | None = None) -> None:
+        """Make the plan now (before worker processes start, which then share it); its
+        files are scanned by ``map_files`` (``plan``: in this process by default)."""
+        self._make_plan(map_files)
 
     def handles(self, target: Target) -> bool:
         return target in self._judged
@@ -123,10 +138,10 @@ class ProjectRenames:
         """What LR001 reports in ``path`` (whose text is ``text``, whose syntax tree is
         ``tree`` when the caller has it) for the judged targets: the file is walked once for
         every spelling it holds."""
-        resolved = path.resolve()
+        resolved = self._plan.resolve(path) if self._plan is not None else path.resolve()
         now = self._plan.read_occurrences(resolved, text) if self._plan is not None else None
         if now is None:
-            now = _occurrences_of(path, text, self.spellings, tree)
+            now = _occurrences_of(resolved, text, self.spellings, tree)
         forwarded = self._forwarded_sites(resolved, text, now)
         if not any(now.values()):
             return forwarded
@@ -144,23 +159,30 @@ class ProjectRenames:
         ``False`` when that is not known."""
         if self._plan is None or self._error is not None:
             return False
-        resolved = path.resolve()
+        resolved = self._plan.resolve(path)
         if self._plan.read_occurrences(resolved, text) is None:
             return False
-        return all(
-            o.verdict == OTHER
-            for judged in self._judged.values()
-            for o in self._plan.in_file(judged.reference, resolved)
-        )
+        if self._loud is None:  # the files with an occurrence of some target not another's
+            self._loud = {
+                o.path
+                for judged in self._judged.values()
+                for o in self._plan.occurrences.get(judged.reference, ())
+                if o.verdict != OTHER
+            }
+        return resolved not in self._loud
+
+    def handles_every(self, spelling: str) -> bool:
+        """Whether every configured target of ``spelling`` is judged here."""
+        return spelling in self._every
 
     # -- the plan -----------------------------------------------------------------------------
 
-    def _make_plan(self) -> None:
+    def _make_plan(self, map_files: FileMap | None = None) -> None:
         if self._plan is not None or self._error is not None:
             return
         references = [judged.reference for judged in self._judged.values()]
         try:
-            self._plan = plan(self.root, self.files, references, self.command)
+            self._plan = plan(self.root, self.files, references, self.command, map_files)
         except EngineError as error:
             self._error = f"the reference engine could not run: {error}"
             return
@@ -183,7 +205,8 @@ class ProjectRenames:
                 again.append(judged)
             else:
                 first[judged.reference] = judged
-        problems = rename_problems(self._plan, {r: j.target.new for r, j in first.items()})
+        news = {r: j.target.new for r, j in first.items()}
+        problems = rename_problems(self._plan, news, map_files)
         for reference, judged in first.items():
             judged.withheld = problems.get(reference, "")
         for judged in again:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -30,7 +31,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from lint_rules.analysis.project import FileMap
 
 TIMEOUT = 60.0
 """Seconds one request may take (a cold 1,000-file project answers in about a second)."""
@@ -113,6 +117,8 @@ class LanguageServer:
         self._settings = settings or {}
         self._texts: dict[Path, list[str]] = {}
         self._opened: set[Path] = set()
+        self._paths: dict[str, Path] = {}
+        """The file of each URI the server answered with (resolved once)."""
         self._next_id = 0
         self._waiting: dict[int, queue.Queue[dict[str, Any]]] = {}
         self._lock = threading.Lock()
@@ -379,7 +385,9 @@ class LanguageServer:
             span = item.get("range") or item.get("targetSelectionRange")
             if not uri or not uri.startswith("file://") or span is None:
                 continue
-            path = _path_of(uri)
+            path = self._paths.get(uri)
+            if path is None:
+                path = self._paths[uri] = _path_of(uri)
             start, end = (self._position(path, span[edge]) for edge in ("start", "end"))
             found.append(Location(path, start, end))
         return found
@@ -607,11 +615,13 @@ def _nodes_near(tree: ast.Module, text: str, words: Sequence[str]) -> list[ast.A
         return list(ast.walk(tree))
     import bisect
 
-    lines = [
-        number
-        for number, line in enumerate(text.split("\n"), start=1)
-        if any(word in line for word in words)
-    ]
+    lines: list[int] = []  # the numbers of the lines holding a word, in order
+    line, counted = 1, 0
+    for match in _words_pattern(tuple(words)).finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
     found: list[ast.AST] = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -628,6 +638,12 @@ def _nodes_near(tree: ast.Module, text: str, words: Sequence[str]) -> list[ast.A
                     continue  # no line of this node holds a word
             stack.append(child)
     return found
+
+
+def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern matching any of ``words`` (the longest first where two start together;
+    ``re`` keeps the compiled patterns it was asked for last)."""
+    return re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
 
 
 def _binds_str(nodes: Sequence[ast.AST]) -> bool:
@@ -876,6 +892,7 @@ class Classifier:
         module_attribute: bool = False,
         keyword: bool = False,
         references: Callable[[], list[Location]] | None = None,
+        resolve: Callable[[Path], Path] | None = None,
     ) -> None:
         self.server = server
         self.member = member
@@ -889,6 +906,7 @@ class Classifier:
         self._constructor = False
         """Whether the target is a parameter of a class's ``__init__``."""
         self._inherits: dict[tuple[Path, int], bool] = {}
+        self._resolve = resolve or _resolver()
         if definition is not None:
             path = definition.path.resolve()
             self._target = (path, definition.start)
@@ -914,7 +932,7 @@ class Classifier:
         ]
 
     def _decide(self, occurrence: Occurrence) -> Occurrence:
-        path = occurrence.path.resolve()
+        path = self._resolve(occurrence.path)
         if (path, occurrence.start) in self._references:
             return _with(occurrence, TARGET)
         if occurrence.kind == "__all__":
@@ -1137,9 +1155,10 @@ _UNRESOLVED = {
 
 
 def _with(occurrence: Occurrence, verdict: str, reason: str = "") -> Occurrence:
-    from dataclasses import replace
-
-    return replace(occurrence, verdict=verdict, reason=reason)
+    """``dataclasses.replace(occurrence, verdict=verdict, reason=reason)``, spelt out (it is
+    made for every occurrence of a plan: ``replace`` inspects the fields each time)."""
+    o = occurrence
+    return Occurrence(o.path, o.start, o.kind, verdict, reason, o.on_import, o.on_string)
 
 
 def _keyword_call(path: Path, at: Position, spelling: str) -> tuple[ast.Call, Position] | None:
@@ -1381,6 +1400,21 @@ def _bases(path: Path, line: int) -> list[Position]:
     return []
 
 
+def _resolver(known: Iterable[Path] = ()) -> Callable[[Path], Path]:
+    """``Path.resolve``, remembered for each path given (one pass asks again and again for
+    the same few files; the file system does not change under one pass); ``known``: paths
+    resolved already (each is its own answer)."""
+    resolved: dict[Path, Path] = {path: path for path in known}
+
+    def resolve(path: Path) -> Path:
+        found = resolved.get(path)
+        if found is None:
+            found = resolved[path] = path.resolve()
+        return found
+
+    return resolve
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -1430,20 +1464,50 @@ def _each_file(
     read: dict[Path, tuple[bytes, dict[str, list[Occurrence]]]] | None,
 ) -> Iterator[dict[str, list[Occurrence]]]:
     """``occurrences_in``, file after file: the occurrences of each spelling a file holds."""
+    wanted = frozenset(spellings)
     for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        scanned = scan_file(path, wanted)
+        if scanned is None or scanned.digest is None:
             continue
-        resolved = path.resolve()
-        try:
-            held = occurrences_of(resolved, text, spellings)
-        except (SyntaxError, ValueError):
-            continue
-        if read is not None and held:
-            read[resolved] = (text_digest(text), held)
-        if held:
-            yield held
+        if read is not None:
+            read[scanned.path] = (scanned.digest, scanned.held)
+        yield scanned.held
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """What ``scan_file`` read in a file whose text holds one of the spellings."""
+
+    given: Path
+    """The file, as it was given to ``scan_file``."""
+    path: Path
+    """The file, resolved."""
+    digest: bytes | None
+    """``text_digest`` of its text; ``None``: the text does not parse (no occurrences)."""
+    held: dict[str, list[Occurrence]]
+    """``occurrences_of`` each spelling the text holds (a list, empty or not, for each)."""
+    quoted: frozenset[str]
+    """The spellings the text quotes (``"old"`` or ``'old'``), parsed or not."""
+
+
+def scan_file(path: Path, spellings: frozenset[str]) -> Scanned | None:
+    """One file's part of a plan: read once, tested for every spelling at once, and parsed
+    and walked once if it holds any (``occurrences_of``); ``None`` when it holds none of
+    them or cannot be read as UTF-8. A module-level function of picklable arguments and
+    result, so that worker processes can scan the files of a project between them."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not any(spelling in text for spelling in spellings):
+        return None
+    resolved = path.resolve()
+    quoted = frozenset(s for s in spellings if f'"{s}"' in text or f"'{s}'" in text)
+    try:
+        held = occurrences_of(resolved, text, spellings)
+    except (SyntaxError, ValueError):
+        return Scanned(path, resolved, None, {}, quoted)
+    return Scanned(path, resolved, text_digest(text), held, quoted)
 
 
 @dataclass(frozen=True)
@@ -1471,9 +1535,17 @@ class Plan:
     read: dict[Path, tuple[bytes, dict[str, list[Occurrence]]]] = field(default_factory=dict)
     """Each file the plan read: the digest of its text (``text_digest``) and the
     occurrences of each spelling in it, unclassified (``occurrences_of``)."""
+    resolved: dict[Path, Path] = field(default_factory=dict)
+    """Each file of ``read`` as the plan was given it -> resolved (``resolve``)."""
     _by_file: dict[RenameTarget, dict[Path, list[Occurrence]]] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    def resolve(self, path: Path) -> Path:
+        """``path.resolve()``, known without asking the file system for a file the plan
+        read under that very name."""
+        found = self.resolved.get(path)
+        return found if found is not None else path.resolve()
 
     def unknown(self, target: RenameTarget) -> list[Occurrence]:
         return [o for o in self.occurrences.get(target, ()) if o.verdict == UNKNOWN]
@@ -1512,19 +1584,34 @@ def plan(
     files: Sequence[Path],
     targets: Sequence[RenameTarget],
     command: Sequence[str] | None = None,
+    map_files: FileMap | None = None,
 ) -> Plan:
     """Classify every occurrence of every target in ``files``, paying per file, not per
     file and target: each file is read once and tested for every spelling at once; each
-    file holding a spelling is parsed and walked once for all of them; the engine starts
-    only if some spelling occurs, and answers every target from the same (warm) process.
-    The engine starts at the first occurrence, and each target's references are asked as
-    soon as its spelling occurs: the engine answers them while the files are read."""
+    file holding a spelling is parsed and walked once for all of them (``scan_file``,
+    applied by ``map_files``: in this process by default, or in worker processes); the
+    engine starts only if some spelling occurs, and answers every target from the same
+    (warm) process. The engine starts at the first occurrence, and each target's
+    references are asked as soon as its spelling occurs: the engine answers them while
+    the files are read."""
     result = Plan({}, set())
     found: dict[str, list[Occurrence]] = {target.old: [] for target in targets}
     asked: dict[RenameTarget, tuple[Location | None, Callable[[], list[Location]] | None]] = {}
+    quoting: dict[str, list[Path]] = {spelling: [] for spelling in found}
+    """The files quoting each spelling, in order (``forwarded_reads``, ``unpacked_keys``)."""
     server: LanguageServer | None = None
+    scan = functools.partial(scan_file, spellings=frozenset(found))
     try:
-        for held in _each_file(files, set(found), result.read):
+        for scanned in (map_files or map)(scan, files):
+            if scanned is None:
+                continue
+            for spelling in scanned.quoted:
+                quoting[spelling].append(scanned.path)
+            if scanned.digest is None:
+                continue  # it does not parse: no occurrences
+            held = scanned.held
+            result.read[scanned.path] = (scanned.digest, held)
+            result.resolved[scanned.given] = scanned.path
             for spelling, listed in held.items():
                 found[spelling].extend(listed)
             for target in targets:
@@ -1543,6 +1630,7 @@ def plan(
                     )
         if server is None:
             return result
+        resolve = _resolver(result.read)  # every occurrence's file is one of those
         for target in targets:
             if target not in asked:
                 continue
@@ -1557,11 +1645,17 @@ def plan(
                 module_attribute=not target.owner,
                 keyword=target.keyword,
                 references=references,
+                resolve=resolve,
             )
             decided = classifier.classify(found[target.old])
             if target.keyword:
-                forwarded = forwarded_reads(server, files, target.old, decided)
-                unpacked = unpacked_keys(server, files, target.old, decided)
+                old, quoted = target.old, quoting[target.old]
+                forwarded = forwarded_reads(
+                    server, files, old, decided, quoted=quoted, resolve=resolve
+                )
+                unpacked = unpacked_keys(
+                    server, files, old, decided, quoted=quoted, resolve=resolve
+                )
                 decided = sorted([*decided, *forwarded, *unpacked])
             if definition is None:
                 why = _missing_reason(target)
@@ -1578,6 +1672,9 @@ def forwarded_reads(
     files: Sequence[Path],
     spelling: str,
     known: Sequence[Occurrence] = (),
+    *,
+    quoted: Sequence[Path] | None = None,
+    resolve: Callable[[Path], Path] | None = None,
 ) -> list[Occurrence]:
     """Keys ``spelling`` read from a ``**kwargs`` dictionary that a function of another
     module receives (sqlparse's ``format(sql, **options)`` hands ``options`` to
@@ -1586,11 +1683,15 @@ def forwarded_reads(
     function reading the key from a parameter is asked for its callers (the engine's
     ``references``); it counts when a caller passes it its own ``**`` dictionary, or a
     parameter that is one in turn. ``known``: occurrences already found (the same-module
-    hand-offs of ``occurrences``), not reported twice."""
-    seen = {(o.path.resolve(), o.start) for o in known}
+    hand-offs of ``occurrences``), not reported twice. ``quoted``: the files of ``files``
+    that quote ``spelling``, resolved and in order, when the caller knows them (``plan``
+    does): the others are not read again; ``resolve``: ``Path.resolve`` as the caller
+    remembers it."""
+    resolve = resolve or _resolver()
+    seen = {(resolve(o.path), o.start) for o in known}
     found: list[Occurrence] = []
     origins: dict[tuple[Path, int], str | None] = {}
-    for path, tree in _quoting(files, spelling, {}):
+    for path, tree in _quoting(files, spelling, {}, quoted):
         for function, reads in _parameter_reads(tree, spelling):
             reads = [r for r in reads if (path, r) not in seen]
             if not reads:
@@ -1610,17 +1711,22 @@ def unpacked_keys(
     files: Sequence[Path],
     spelling: str,
     known: Sequence[Occurrence] = (),
+    *,
+    quoted: Sequence[Path] | None = None,
+    resolve: Callable[[Path], Path] | None = None,
 ) -> list[Occurrence]:
     """Keys ``spelling`` of dictionary displays that reach a call through ``**``: unpacked
     where written (``f(**{"old": 1})``), through a name of the same function
     (``params = {...}; f(**params)``), or returned by a function whose call is unpacked
     somewhere in the project (``f(**options())``, its callers asked of the engine). Each
     is unknown: the call may be the target's, and renaming the parameter without the key
-    makes it fail. A dictionary never unpacked (data, ``json.dumps``) is left alone."""
-    seen = {(o.path.resolve(), o.start) for o in known}
+    makes it fail. A dictionary never unpacked (data, ``json.dumps``) is left alone.
+    ``quoted`` and ``resolve``: as for ``forwarded_reads``."""
+    resolve = resolve or _resolver()
+    seen = {(resolve(o.path), o.start) for o in known}
     found: list[Occurrence] = []
     trees: dict[Path, ast.Module | None] = {}
-    for path, tree in _quoting(files, spelling, trees):
+    for path, tree in _quoting(files, spelling, trees, quoted):
         for key, reason in _unpacked_dictionary_keys(server, path, tree, spelling, trees):
             start = Position(key.lineno, key.col_offset + 1)
             if (path, start) not in seen:
@@ -1728,10 +1834,20 @@ def _called_unpacked(tree: ast.Module, at: Position) -> bool:
 
 
 def _quoting(
-    files: Sequence[Path], spelling: str, trees: dict[Path, ast.Module | None]
+    files: Sequence[Path],
+    spelling: str,
+    trees: dict[Path, ast.Module | None],
+    known: Sequence[Path] | None = None,
 ) -> Iterator[tuple[Path, ast.Module]]:
     """Each of ``files`` whose text quotes ``spelling`` (``"old"`` or ``'old'``), resolved,
-    with its syntax tree (kept in ``trees``); a file that does not read or parse is not."""
+    with its syntax tree (kept in ``trees``); a file that does not read or parse is not.
+    ``known``: those files, resolved and in order, when the caller found them already."""
+    if known is not None:
+        for resolved in known:
+            tree = _tree(resolved, trees)
+            if tree is not None:
+                yield resolved, tree
+        return
     quoted = (f'"{spelling}"', f"'{spelling}'")
     for path in files:
         try:
@@ -1931,7 +2047,9 @@ def rename_edits(
     return changed
 
 
-def rename_problems(plan: Plan, renames: Mapping[RenameTarget, str]) -> dict[RenameTarget, str]:
+def rename_problems(
+    plan: Plan, renames: Mapping[RenameTarget, str], map_items: FileMap | None = None
+) -> dict[RenameTarget, str]:
     """Why each target's rename (``renames``: target -> new spelling) cannot be made whole,
     as ``rename_edits`` would say it (its ``RenameError``); a target absent from the answer
     can, and a withheld one is not looked at. The answer of calling ``rename_edits`` per
@@ -1941,7 +2059,10 @@ def rename_problems(plan: Plan, renames: Mapping[RenameTarget, str]) -> dict[Ren
     spellings are all different and the file as read compiles: a rename only changes which
     names are equal, so an error of one target's edits alone (a repeated keyword, a
     duplicate parameter, a ``nonlocal`` with no binding) is an error of all of them
-    together, or of the file as read. Otherwise each target's edits are compiled alone."""
+    together, or of the file as read. Otherwise each target's edits are compiled alone.
+    The texts are compiled by ``map_items`` (in this process by default, or in worker
+    processes), all of them before the answers are read."""
+    compile_all = map_items or map
     targets = [t for t in renames if t not in plan.withheld]
     sites: dict[Path, dict[RenameTarget, list[Occurrence]]] = {}
     files_of: dict[RenameTarget, dict[Path, None]] = {}  # in the order of its occurrences
@@ -1976,38 +2097,50 @@ def rename_problems(plan: Plan, renames: Mapping[RenameTarget, str]) -> dict[Ren
                 return f"{path}:{site.start.line}: `{target.old}` is not at column {column + 1}"
         return None
 
-    def compiles_together(path: Path) -> frozenset[RenameTarget]:
-        if path not in together:
-            here = {t: found for t, found in sites[path].items() if misplaced(path, t) is None}
-            spellings = [t.old for t in here] + [renames[t] for t in here]
-            ok: frozenset[RenameTarget] = frozenset()
-            if len(here) > 1 and len(set(spellings)) == len(spellings):
-                original = "".join(lines_of(path))
-                if (
-                    _compile_error(original, path) is None
-                    and _compile_error(renamed(path, here), path) is None
-                ):
-                    ok = frozenset(here)
-            together[path] = ok
-        return together[path]
-
+    # Each file renamed by several targets: it compiles as read and with all their edits?
+    candidates: dict[Path, dict[RenameTarget, list[Occurrence]]] = {}
+    for path in sites:
+        here = {t: found for t, found in sites[path].items() if misplaced(path, t) is None}
+        spellings = [t.old for t in here] + [renames[t] for t in here]
+        if len(here) > 1 and len(set(spellings)) == len(spellings):
+            candidates[path] = here
+    jobs = [
+        (text, str(path))
+        for path, here in candidates.items()
+        for text in ("".join(lines_of(path)), renamed(path, here))
+    ]
+    errors = iter(compile_all(_compile_error_of, jobs))
+    for path, here in candidates.items():
+        as_read, with_edits = next(errors), next(errors)
+        together[path] = frozenset(here) if as_read is None and with_edits is None else frozenset()
+    # Then each target's edits alone, where they were not compiled together.
+    alone = [
+        (target, path)
+        for target in targets
+        for path in files_of.get(target, {})
+        if misplaced(path, target) is None and target not in together.get(path, frozenset())
+    ]
+    jobs = [(renamed(path, {target: sites[path][target]}), str(path)) for target, path in alone]
+    compiled = dict(zip(alone, compile_all(_compile_error_of, jobs), strict=True))
     problems: dict[RenameTarget, str] = {}
     for target in targets:
         for path in files_of.get(target, {}):
             problem = misplaced(path, target)
-            if problem is None and target not in compiles_together(path):
-                error = _compile_error(renamed(path, {target: sites[path][target]}), path)
-                if error is not None:
-                    problem = f"{path}: the renamed file does not compile: {error}"
+            error = compiled.get((target, path))
+            if problem is None and error is not None:
+                problem = f"{path}: the renamed file does not compile: {error}"
             if problem is not None:
                 problems[target] = problem
                 break
     return problems
 
 
-def _compile_error(text: str, path: Path) -> str | None:
+def _compile_error_of(job: tuple[str, str]) -> str | None:
+    """``_compile_error`` of ``(text, path)``: a module-level function of picklable
+    arguments, for worker processes."""
+    text, path = job
     try:
-        compile(text, str(path), "exec", dont_inherit=True)
+        compile(text, path, "exec", dont_inherit=True)
     except SyntaxError as error:
         return error.msg
     return None

@@ -16,9 +16,9 @@ import os
 import re
 import time
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from lint_rules import timing
 from lint_rules.analysis.project import Project
@@ -39,7 +39,12 @@ from lint_rules.engine.results import Change, FileResult, FixOutcome, RunOptions
 from lint_rules.rule import Finding, Rule
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     import pathspec
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 HEADER_LINES = 10
 """``# lint_rules: skip-file`` and ``@generated`` count only in this many first lines."""
@@ -88,7 +93,8 @@ def run(
         done.extend(
             _run_project(group, config, config.selected(rules), options, dependencies, consulted)
         )
-    ordered = sorted(done, key=lambda result: display_path(result.path))
+    here = Path.cwd()
+    ordered = sorted(done, key=lambda result: display_path(result.path, here))
     return RunResult(ordered, skipped, frozenset(dependencies), consulted)
 
 
@@ -232,10 +238,11 @@ def finish(result: FileResult, options: RunOptions, worker: Worker) -> None:
         result.fixed = change.applied
 
 
-def display_path(path: Path) -> str:
-    """``path`` relative to the working directory when inside it, else absolute."""
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """``path`` relative to the working directory (``cwd``: it, when the caller has it)
+    when inside it, else absolute."""
     try:
-        return path.relative_to(Path.cwd()).as_posix()
+        return path.relative_to(Path.cwd() if cwd is None else cwd).as_posix()
     except ValueError:
         return str(path)
 
@@ -258,23 +265,32 @@ def _run_files_frozen(paths: list[Path], worker: Worker, options: RunOptions) ->
     import multiprocessing  # only here: a warm or small run should not pay for it
     from concurrent.futures import ProcessPoolExecutor
 
-    worker.prepare(paths)  # project-wide state built once here, handed to every worker
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    if fork:
+        # The rules' batch hooks run here, once for every file (LR004's typos run goes on
+        # while the project-wide state is built): the workers, forked from this process
+        # once it is built, inherit the rules as they are and begin no batch of their own.
+        worker.checker.begin_batch(paths)
+        worker.batch_begun = True
+    worker.prepare(paths, jobs)  # project-wide state built once here, handed to every worker
     gc.freeze()  # and what it built
     batch_size = -(-len(paths) // (jobs * 4))
     batches = [paths[start : start + batch_size] for start in range(0, len(paths), batch_size)]
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(
-        jobs,
-        mp_context=context,
-        initializer=_start_worker,
-        initargs=(
+    context = multiprocessing.get_context("fork" if fork else None)
+    initializer: Callable[..., None] = _adopt_worker if fork else _start_worker
+    initargs = (
+        (worker, os.getpid())
+        if fork
+        else (
             worker.rule_classes,
             worker.config,
             options,
             os.getpid(),
             worker.project.shared_state(),
-        ),
+        )
+    )
+    with ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=initializer, initargs=initargs
     ) as pool:
         done = []
         for results, times in pool.map(_run_batch, batches):
@@ -284,6 +300,14 @@ def _run_files_frozen(paths: list[Path], worker: Worker, options: RunOptions) ->
 
 
 _worker: Worker | None = None
+
+
+def _adopt_worker(worker: Worker, parent: int) -> None:
+    """A forked worker process's start: it checks with the ``Worker`` of the process that
+    forked it (its rules, their batch state, its project's shared state), as it was then."""
+    global _worker
+    _worker = worker
+    _watch_parent(parent)
 
 
 def _start_worker(
@@ -312,8 +336,51 @@ def _exit_with_parent(parent: int) -> None:
 def _run_batch(paths: list[Path]) -> tuple[list[FileResult], dict[str, float]]:
     assert _worker is not None, "worker not started"
     before = timing.snapshot()
-    results = _worker.run_batch(paths)
+    results = _worker.run_batch(paths, begin=not _worker.batch_begun)
     return results, timing.since(before)
+
+
+class _ProcessMap:
+    """``map`` in ``jobs`` forked worker processes, for a project-wide pass of a rule over
+    many files (``Project.map_files``): the files are handed out in chunks, the answers
+    come back in their order, as each chunk is done (the pass works on the first ones while
+    the others are read). A pass over few files runs here: starting processes would cost
+    more than it saves. The processes start on first use and stop at ``close``."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __call__(self, function: Callable[[T], R], items: Sequence[T], /) -> Iterable[R]:
+        if self.jobs <= 1 or len(items) < self.jobs * MIN_FILES_PER_PROCESS:
+            return map(function, items)
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self._pool = ProcessPoolExecutor(
+                self.jobs, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),)
+            )
+        chunk = -(-len(items) // (self.jobs * SCAN_CHUNKS_PER_PROCESS))
+        return self._pool.map(function, items, chunksize=chunk)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
+SCAN_CHUNKS_PER_PROCESS = 8
+"""Into how many chunks per process ``_ProcessMap`` cuts the files: the first answers come
+back early, and a slow chunk does not leave the other processes idle for long."""
+
+
+def _watch_parent(parent: int) -> None:
+    import threading  # only in worker processes
+
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
 def open_project(
@@ -321,8 +388,17 @@ def open_project(
 ) -> Project:
     """A new ``Project`` for the files under ``root``, as ``discover`` finds them (with
     the project-wide state another process built for this run, ``shared``, or what the
-    ``Project`` that validated the configuration read, ``start``)."""
-    return Project(root, project_files, shared, start)
+    ``Project`` that validated the configuration read, ``start``). The files are listed
+    once, on first need: a run's rules (and its end, which records what its results read)
+    see one list; a file added meanwhile changes its directory's stamp all the same."""
+    listed: dict[Path, tuple[Path, ...]] = {}
+
+    def list_files(directory: Path) -> tuple[Path, ...]:
+        if directory not in listed:
+            listed[directory] = tuple(project_files(directory))
+        return listed[directory]
+
+    return Project(root, list_files, shared, start)
 
 
 class Worker:
@@ -345,6 +421,9 @@ class Worker:
         self.config = config
         self.options = options
         self._per_file_ignores: list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]] | None = None
+        self.batch_begun = False
+        """Whether the rules' batch hooks ran for every file this worker (or a process forked
+        from it) is to check: its batches then begin none of their own."""
 
     @property
     def per_file_ignores(self) -> list[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]]:
@@ -361,18 +440,29 @@ class Worker:
                 ]
         return self._per_file_ignores
 
-    def prepare(self, paths: Sequence[Path]) -> None:
+    def prepare(self, paths: Sequence[Path], jobs: int) -> None:
         """Let each rule build its project-wide state for ``paths`` before worker processes
-        start (``Rule.prepare_project``); a rule that fails here builds it in each worker."""
-        for rule in self.checker.rules:
-            try:
-                rule.prepare_project(paths)
-            except Exception:
-                continue
+        start (``Rule.prepare_project``); a rule that fails here builds it in each worker.
+        Meanwhile the project's ``map_files`` works in ``jobs`` processes (started on first
+        use, stopped here)."""
+        scanner = _ProcessMap(jobs)
+        self.project.map_files = scanner
+        try:
+            for rule in self.checker.rules:
+                try:
+                    rule.prepare_project(paths)
+                except Exception:
+                    continue
+        finally:
+            self.project.map_files = map
+            scanner.close()
 
-    def run_batch(self, paths: Sequence[Path]) -> list[FileResult]:
+    def run_batch(self, paths: Sequence[Path], *, begin: bool = True) -> list[FileResult]:
+        """Check or fix ``paths``; ``begin``: run the rules' batch hooks for them first
+        (``False``: a batch begun for them, and others, already)."""
         start, before = time.perf_counter(), timing.snapshot()
-        self.checker.begin_batch(paths)
+        if begin:
+            self.checker.begin_batch(paths)
         if self.options.fix:
             results = self._fix_batch(paths)
         else:
@@ -556,6 +646,10 @@ def decode_source(data: bytes) -> tuple[str, str]:
     Line endings are kept; a BOM is dropped from the text and kept by the
     encoding (``utf-8-sig``), so encoding the text back restores the bytes.
     """
+    second = data.find(b"\n", data.find(b"\n") + 1)
+    head = data if second < 0 else data[: second + 1]
+    if head.isascii() and b"coding" not in head:
+        return data.decode("utf-8"), "utf-8"  # what detect_encoding says: no cookie, no BOM
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     if encoding == "utf-8" and data.startswith(codecs.BOM_UTF8):
         encoding = "utf-8-sig"

@@ -379,6 +379,7 @@ class StaleNameRule(Rule):
         super().__init__(options)
         self._project = project
         self.renames = parse_renames(options.get("renames", {}))
+        self._qualified = _qualified(self.renames)
         self.old_names = self.renames.old_names
         self._occurrences: list[Occurrence] = []
         self._keyword_clashes: dict[int, str] = {}
@@ -413,8 +414,8 @@ class StaleNameRule(Rule):
         present = [old for old in self.old_names if old in text]
         if any(old in self.renames.bare for old in present):
             return True
-        judge = _qualified_judge(project, root, self.renames)
-        if not all(judge.handles(t) for old in present for t in self.renames.targets[old]):
+        judge = _qualified_judge(project, root, self._qualified)
+        if not all(judge.handles_every(old) for old in present):
             return True
         project.note_read()  # the plan read the other files of the project
         return not judge.quiet(file.path, text)
@@ -687,7 +688,7 @@ class StaleNameRule(Rule):
             return None
         project = self.file.project
         project.note_read()  # the verdicts depend on the other files of the project
-        return _qualified_judge(project, root, self.renames)
+        return _qualified_judge(project, root, self._qualified)
 
     def prepare_project(self, paths: Sequence[Path]) -> None:
         """Before worker processes start: build the reference engine's verdicts once, if
@@ -704,7 +705,7 @@ class StaleNameRule(Rule):
                 continue
             present.update(old for old in self.old_names if old in text)
         if any(old in self.renames.targets for old in present):
-            _qualified_judge(project, root, self.renames).prepare()
+            _qualified_judge(project, root, self._qualified).prepare(project.map_files)
         bare = {old for old in present if old in self.renames.bare}
         if bare:
             spellings = self._bare_defined(project.index.definitions)
@@ -973,16 +974,26 @@ def _declared_values(
     return declared, sorted(sources)
 
 
-def _qualified_judge(project: Project, root: Path, renames: Renames) -> ProjectRenames:
+def _qualified_judge(project: Project, root: Path, qualified: _Qualified) -> ProjectRenames:
     """The project's judge of the qualified targets (built once per ``Project``)."""
-    every = tuple(target for found in renames.targets.values() for target in found)
+    every, key = qualified
 
     def build() -> ProjectRenames:
         from lint_rules.codemod.project_renames import project_renames  # only when needed
 
         return project_renames(root, project.files(), every)
 
-    return project.shared(("LR001", tuple((t.key, t.new) for t in every)), build)
+    return project.shared(key, build)
+
+
+_Qualified = tuple[tuple[Target, ...], tuple[object, ...]]
+"""The qualified targets of a ``renames`` table, and the key of their judge in
+``Project.shared`` (``_qualified``)."""
+
+
+def _qualified(renames: Renames) -> _Qualified:
+    every = tuple(target for found in renames.targets.values() for target in found)
+    return every, ("LR001", tuple((t.key, t.new) for t in every))
 
 
 def _bare_judge(project: Project, root: Path, spellings: frozenset[str]) -> BareAttributes:

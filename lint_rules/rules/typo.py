@@ -271,6 +271,15 @@ class TypoRule(Rule):
         with timing.timed("typos"):
             self._pending = (list(paths), start_typos_on_files(paths))
 
+    def prepare_project(self, paths: Sequence[Path]) -> None:
+        """Before worker processes start: wait for the batch's typos run (the engine begins
+        one batch for every file of a parallel run), so that the workers, forked from this
+        process, read its findings rather than each starting typos on its own files."""
+        try:
+            self._collect()
+        except ConfigError as error:  # as in `prefilter`: check_file reports it
+            self._batch_error = error
+
     def begin_text(self, path: Path, text: str) -> None:
         """Start typos on a text that is not a file on disk (stdin, an editor's buffer), so
         that it runs while the engine parses the text and the other rules run."""

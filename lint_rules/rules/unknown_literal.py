@@ -36,7 +36,9 @@ class UnknownLiteralRule(Rule):
     field (`==`, `!=`, `in`/`not in` a tuple, list or set of strings,
     `match`/`case` literal patterns, `|` alternatives included) or passed to the
     declaring class as that keyword (constructor calls and class patterns such
-    as `case Event(name="...")`, always checked). A string that is not allowed
+    as `case Event(name="...")`, always checked), or assigned to it in the body
+    of a subclass (`class App(Endpoint): encoding = "..."`; an annotated
+    assignment declares the subclass's own field). A string that is not allowed
     is reported with the closest allowed value. The finding names the field as it
     is compared: on a receiver of a union alias, the union's field first, then the
     configured keys it holds (the first three, then a count): ``'imag' is not a
@@ -416,6 +418,23 @@ class UnknownLiteralRule(Rule):
             if field is not None:
                 self._check_value(keyword.value, [field], certain=True)
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        """A subclass of a configured class that overrides its field with a string:
+        ``class App(WebSocketEndpoint): encoding = "json"``."""
+        owned: dict[str, Field] = {}
+        for base in node.bases:
+            name = self._class_name(base)
+            owned.update(self.by_class.get(name, {}) if name is not None else {})
+        if not owned:
+            return
+        for statement in node.body:
+            if not isinstance(statement, ast.Assign):
+                continue  # an annotated one declares the subclass's own field
+            for target in statement.targets:
+                field = owned.get(target.id) if isinstance(target, ast.Name) else None
+                if field is not None:
+                    self._check_value(statement.value, [field], certain=True)
+
     def check_file(self) -> None:
         """Check the compared strings; the receivers are typed only when one is typed-only."""
         candidates = self._candidates if self._candidates_of is self.file else []
@@ -713,9 +732,11 @@ class UseSites:
                 self.factories or any(_called(text, self._callees[name]) for name in named)
             ):
                 return True
+            if named and any(_subclassed(text, name) for name in named):
+                return True  # `class App(Endpoint):` may override a field
             if named and " as " in text:
                 renamed = {m.group(2) for m in _IMPORTED_AS.finditer(text) if m.group(1) in named}
-                if any(_called(text, _callee(name)) for name in renamed):
+                if any(_called(text, _callee(name)) or _subclassed(text, name) for name in renamed):
                     return True  # `from m import Event as E` ... `E(type=...)`
         if not _compares(text):
             return False
@@ -764,6 +785,12 @@ class UseSites:
 def _callee(name: str) -> re.Pattern[str]:
     """``name`` followed by its ``(``: its first characters are what ``re`` looks for."""
     return re.compile(re.escape(name) + _BETWEEN_CALLEE_AND_PAREN)
+
+
+def _subclassed(text: str, name: str) -> bool:
+    """``name`` among the bases of a ``class`` statement of ``text``."""
+    bases = re.compile(r"^[ \t]*class\s+\w+\s*\([^)]*\b" + re.escape(name) + r"\b", re.M)
+    return bases.search(text) is not None
 
 
 def _called(text: str, callee: re.Pattern[str]) -> bool:

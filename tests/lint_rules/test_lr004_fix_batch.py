@@ -108,3 +108,25 @@ def test_fixing_files_together_finds_what_fixing_each_alone_finds(
     assert len(findings) == 2  # the two string constants: every comment and name is fixed
     assert not any(f"{ACCEPTED}_value" in line for line in findings)
     assert (together / "notes.py").read_text().startswith(f"# along with {ACCEPTED}_value")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the counting wrapper is a shell script")
+def test_a_parallel_check_starts_typos_once_for_every_file(
+    project: Path, lint: Lint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch begins in the process that forks the workers, for every file, while the
+    project-wide state is built: the workers read its findings instead of each starting
+    typos on each of its batches (8 starts here before), and find what one process finds."""
+    _write(project)
+    for number in range(30):
+        (project / f"module_{number:02}.py").write_text(f"# {NEAR_MISS} {number}\nx = 1\n")
+    serial = lint("check", "--no-cache", "--select", "LR004", "--jobs", "1")
+    log = tmp_path / "typos-starts.log"
+    monkeypatch.setattr(sys, "executable", str(_counting_typos(tmp_path / "bin", log)))
+
+    parallel = lint("check", "--no-cache", "--select", "LR004", "--jobs", "2")
+
+    assert (parallel.code, parallel.err) == (1, "")
+    assert parallel.out == serial.out
+    assert parallel.out.count(": LR004 ") == 30 + 9
+    assert _starts(log) == 1

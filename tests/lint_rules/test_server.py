@@ -39,6 +39,23 @@ def project(tmp_path: Path) -> Path:
     config=ClientServerConfig(server_command=[sys.executable, "-m", "lint_rules", "server"]),
 )
 async def client(lsp_client: LanguageClient, project: Path) -> AsyncIterator[None]:
+    await _initialize(lsp_client, project)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(  # type: ignore[untyped-decorator]  # pytest-lsp's is untyped
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "lint_rules", "server", "--no-cache"]
+    ),
+)
+async def uncached(lsp_client: LanguageClient, project: Path) -> AsyncIterator[None]:
+    await _initialize(lsp_client, project)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _initialize(lsp_client: LanguageClient, project: Path) -> None:
     registered: list[types.Registration] = []
 
     @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)  # type: ignore[untyped-decorator]
@@ -54,8 +71,6 @@ async def client(lsp_client: LanguageClient, project: Path) -> AsyncIterator[Non
             initialization_options={"protocols": False},
         )
     )
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _uri(path: Path) -> str:
@@ -493,3 +508,27 @@ async def test_a_save_rechecks_the_open_files_whose_findings_read_it(
     # One file's findings never wait for the others': a file that read no other file is
     # not checked again.
     assert client.diagnostics[_uri(clean)] is clean_before
+
+
+async def test_a_server_without_the_cache_neither_reads_nor_writes_it(
+    uncached: LanguageClient, project: Path
+) -> None:
+    path = project / "app.py"
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lint_rules", "check", str(path), cwd=project
+    )
+    assert await done.wait() == 1
+    (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
+    entries = json.loads(cache_file.read_text())
+    for row in entries[str(path)][1]:
+        row[1] = "as the command line's cache holds it"
+    cache_file.write_text(json.dumps(entries))
+    (project / "other.py").write_text(APP)
+    before = sorted(item.name for item in (project / ".lint_rules_cache").iterdir())
+
+    diagnostics = await _open(uncached, path, APP)
+    await _open(uncached, project / "other.py", APP)
+
+    assert all("`old_name` was renamed to `new_name`" in d.message for d in diagnostics)
+    assert json.loads(cache_file.read_text()) == entries
+    assert sorted(item.name for item in (project / ".lint_rules_cache").iterdir()) == before
