@@ -282,7 +282,9 @@ async def test_a_large_encoded_read_is_whole_and_in_order(tmp_path: Path) -> Non
     async with SQLiteStore(tmp_path / "chat.db") as store:
         session = store.session("s")
         await session.add_items([{"n": n} for n in range(2_500)])
-        texts = await session.get_encoded_items()
+        reading = asyncio.ensure_future(session.get_encoded_items())
+        assert await turns_during(reading) > 0  # the loop ran other tasks meanwhile
+        texts = reading.result()
         assert texts == [f'{{"n":{n}}}' for n in range(2_500)]
         assert await session.get_encoded_items(1_500) == texts[1_000:]
 
@@ -463,7 +465,7 @@ async def test_a_read_only_database_without_the_sdks_tables_says_so(
 # -- replace_items: inline up to 1,000 items, in a worker thread above -----------------------
 
 
-async def turns_during(call: Awaitable[None]) -> int:
+async def turns_during(call: Awaitable[object]) -> int:
     """How many turns other tasks got while ``call`` ran (0: it never yielded)."""
     turns = 0
 
