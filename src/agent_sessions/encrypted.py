@@ -466,11 +466,7 @@ class EncryptedSession(SessionABC):
                         try:
                             raw = _a2b_base64(data)
                             if len(data) == (len(raw) + 2) // 3 * 4:  # canonical base64
-                                plaintext = session_key.cipher.decrypt(
-                                    raw[:_NONCE_BYTES],
-                                    raw[_NONCE_BYTES:],
-                                    b"%s%d%s" % (session_key.aad_head, at, session_key.aad_tail),
-                                ).decode("utf-8")
+                                plaintext = session_key.open(raw, at)
                         except (binascii.Error, ValueError, InvalidTag):
                             plaintext = None
                     if plaintext is not None and plaintext.startswith("{"):
@@ -568,12 +564,7 @@ class EncryptedSession(SessionABC):
             and envelope.get("__enc__") == ENVELOPE_FORMAT
         ):
             try:
-                raw = _a2b_base64(data)
-                plaintext = session_key.cipher.decrypt(
-                    raw[:_NONCE_BYTES],
-                    raw[_NONCE_BYTES:],
-                    b"%s%d%s" % (session_key.aad_head, at, session_key.aad_tail),
-                ).decode("utf-8")
+                plaintext = session_key.open(_a2b_base64(data), at)
             except (binascii.Error, ValueError, InvalidTag):
                 plaintext = _TAMPERED
         else:
@@ -785,12 +776,16 @@ class _SessionKey:
         """The text sealed in ``data`` at ``at``, or ``None`` if it does not authenticate."""
         try:
             # Lenient base64: any change to the bytes fails authentication below anyway.
-            raw = binascii.a2b_base64(data)
-            associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
-            plain = self.cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated)
-            return plain.decode("utf-8")
+            return self.open(binascii.a2b_base64(data), at)
         except (binascii.Error, ValueError, InvalidTag):
             return None
+
+    def open(self, raw: bytes, at: int) -> str:
+        """The text sealed in ``raw`` (nonce + ciphertext + tag) at ``at``; raises
+        ``InvalidTag`` if it does not authenticate, ``ValueError`` if it is not UTF-8."""
+        associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
+        plain = self.cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated)
+        return plain.decode("utf-8")
 
 
 def _flat(item: Item) -> bool:
