@@ -17,7 +17,13 @@ import pytest
 from lint_rules.config import load_config
 from lint_rules.engine.checker import Checker
 from lint_rules.engine.results import RunOptions
-from lint_rules.engine.run import run
+from lint_rules.engine.run import (
+    BATCHES_PER_FORKED_PROCESS,
+    BATCHES_PER_SPAWNED_PROCESS,
+    MIN_FILES_PER_PROCESS,
+    cut_in_batches,
+    run,
+)
 from lint_rules.rule import Rule, parse_source
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.stale_name import StaleNameRule
@@ -231,6 +237,26 @@ def test_parallel_output_equals_serial_output(project: Path, lint: Lint) -> None
 
     assert parallel.out == serial.out
     assert serial.out.count("LR001") == 60
+
+
+def test_files_are_cut_in_many_batches_for_forked_workers_in_path_order() -> None:
+    """The files that cost most cluster by path: forked workers (which begin no batch of
+    their own) get many batches, so that no one of them keeps a process busy long after the
+    others are done; spawned ones, which begin the rules' batch hooks for each, fewer."""
+    paths = [Path(f"pkg/m{number:04}.py") for number in range(2546)]
+
+    forked = cut_in_batches(paths, 2, fork=True)
+    spawned = cut_in_batches(paths, 2, fork=False)
+
+    for batches, per_process in (
+        (forked, BATCHES_PER_FORKED_PROCESS),
+        (spawned, BATCHES_PER_SPAWNED_PROCESS),
+    ):
+        assert [path for batch in batches for path in batch] == paths
+        assert len(batches) == 2 * per_process
+    assert max(len(batch) for batch in forked) <= len(paths) // 32 + 1  # not 4 per process
+    few = cut_in_batches(paths[:40], 2, fork=True)
+    assert [len(batch) for batch in few] == [MIN_FILES_PER_PROCESS] * 5
 
 
 def test_prefilter_keeps_unrelated_files_from_being_parsed(project: Path) -> None:
