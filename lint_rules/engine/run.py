@@ -36,7 +36,7 @@ from lint_rules.engine.fixes import (
     write_fixed,
 )
 from lint_rules.engine.results import Change, FileResult, FixOutcome, RunOptions, RunResult
-from lint_rules.rule import Finding, Rule
+from lint_rules.rule import Finding, Rule, keep_trees_frozen, trees_kept_frozen
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -117,8 +117,8 @@ def _run_project(
 ) -> list[FileResult]:
     """Check (or fix) files that one configuration governs, with its cache; the rules
     are built once here (worker processes build their own). Adds the rules'
-    ``dependencies`` to ``dependencies`` and the directories their lookups searched
-    to ``consulted``."""
+    ``dependencies`` to ``dependencies`` and, with the cache in use, the directories
+    their lookups searched to ``consulted``."""
     worker = Worker(rules, config, options)
     cache = (
         ResultCache.open(config, worker.checker.rules, options, worker.project)
@@ -147,10 +147,11 @@ def _run_project(
         cache.save(done)
     for rule in worker.checker.rules:
         dependencies.update(rule.dependencies())
-    for location, stamp in worker.project.declarations.consulted.items():
-        consulted.setdefault(location, stamp)
-    if any(result.reads_project for result in done):
-        _consult_project(worker.project, consulted)
+    if options.use_cache:  # only a run's record in the cache holds by what it consulted
+        for location, stamp in worker.project.declarations.consulted.items():
+            consulted.setdefault(location, stamp)
+        if any(result.reads_project for result in done):
+            _consult_project(worker.project, consulted)  # lists the project's files again
     return done
 
 
@@ -258,13 +259,11 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
 
 def _run_files(paths: list[Path], worker: Worker, options: RunOptions) -> list[FileResult]:
     # What the run has built so far (the rules, the declarations they read) lives until
-    # its end: frozen, the collections the files' trees set off do not scan it again and
-    # again (forked workers inherit it frozen, untouched pages shared). Unfrozen after.
-    gc.freeze()
-    try:
+    # its end, and so do the modules read meanwhile: frozen, the collections the files'
+    # trees set off do not scan them again and again (forked workers inherit them frozen,
+    # untouched pages shared, and freeze what they parse). Unfrozen after.
+    with trees_kept_frozen():
         return _run_files_frozen(paths, worker, options)
-    finally:
-        gc.unfreeze()
 
 
 def _run_files_frozen(paths: list[Path], worker: Worker, options: RunOptions) -> list[FileResult]:
@@ -339,7 +338,7 @@ def _start_worker(
 
     global _worker
     _worker = Worker(rules, config, options, shared)
-    gc.freeze()  # the worker's rules live as long as the process: see ``_run_files``
+    keep_trees_frozen()  # the worker's rules live as long as the process: see ``_run_files``
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
