@@ -7,6 +7,7 @@ the statements) found them unguarded (benchmarks/mutation.py sqlite --only, issu
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,8 @@ from typing import Any
 import agents
 import pytest
 
-from agent_sessions import SQLiteSession, SQLiteStore
-from agent_sessions.sqlite import _MemoryConnection
+from agent_sessions import ForeignDataError, SQLiteSession, SQLiteStore
+from agent_sessions.sqlite import ReadOnlyDatabaseError, _MemoryConnection
 
 
 def memory_connection(store: SQLiteStore) -> sqlite3.Connection:
@@ -141,3 +142,134 @@ async def test_a_file_holding_our_tables_at_version_0_and_the_sdks_is_ours(tmp_p
         assert again.store.layout == "native"
     with contextlib.closing(sqlite3.connect(path)) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+async def test_a_file_whose_version_records_our_schema_is_ours_without_our_tables(
+    tmp_path: Path,
+) -> None:
+    # user_version 1 is what this library writes (the SDK writes none): such a file is
+    # ours even where only the SDK's tables are left, and gets our tables back.
+    path = tmp_path / "ours-once.db"
+    agents.SQLiteSession("creator", path).close()
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA user_version = 1")
+    async with SQLiteSession("u", path) as session:
+        await session.add_items([{"n": 1}])
+        assert session.store.layout == "native"
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        assert tables(connection) == OURS | THE_SDKS
+
+
+# -- another program's objects under our names -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("create", "described"),
+    [
+        (
+            "CREATE TABLE agent_sessions_items (name TEXT, price REAL)",
+            "table 'agent_sessions_items' (name, price)",
+        ),
+        (
+            "CREATE TABLE t (x); CREATE TRIGGER agent_sessions_items AFTER INSERT ON t "
+            "BEGIN SELECT 1; END",
+            "trigger 'agent_sessions_items' (no columns)",
+        ),
+    ],
+    ids=["table", "trigger"],
+)
+async def test_another_programs_object_of_our_name_is_refused_saying_what_it_is(
+    tmp_path: Path, create: str, described: str
+) -> None:
+    path = tmp_path / "app.db"
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.executescript(create)
+    async with SQLiteSession("s", path) as session:
+        with pytest.raises(ForeignDataError) as caught:
+            await session.add_items([{"n": 1}])
+    assert str(caught.value) == (
+        f"SQLite database {session.store.db_path} holds a {described} that agent-sessions "
+        "did not create; it was left untouched: choose another table_prefix"
+    )
+
+
+# -- a file or a directory this process may not write: opened read-only ----------------------
+
+
+def deny_writing(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    """``os.access`` says no to writing ``target`` only (as it does for a user without
+    write permission there; root, which this may run as, ignores the mode bits)."""
+    real = os.access
+
+    def access(name: Any, mode: int, **kwargs: Any) -> bool:
+        if mode & os.W_OK and os.path.realpath(name) == str(target):
+            return False
+        return real(name, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def leave_shm_alone(path: Path) -> None:
+    Path(f"{path}-shm").write_bytes(b"")
+
+
+def wal_files(path: Path) -> list[str]:
+    return sorted(name for name in ("-wal", "-shm") if Path(f"{path}{name}").exists())
+
+
+@pytest.mark.parametrize("denied", ["file", "directory"])
+async def test_a_database_whose_file_or_directory_is_not_writable_is_opened_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, denied: str
+) -> None:
+    # The store opens the file with mode=ro, and SQLite itself refuses the write.
+    path = (tmp_path / "chat.db").resolve()
+    async with SQLiteStore(path) as store:
+        await store.session("s").add_items([{"n": 1}])
+    before = path.read_bytes()
+    assert wal_files(path) == []  # the last connection closed them
+    deny_writing(monkeypatch, path if denied == "file" else path.parent)
+    async with SQLiteStore(path) as store:
+        session = store.session("s")
+        assert await session.get_items() == [{"n": 1}]
+        with pytest.raises(ReadOnlyDatabaseError) as caught:
+            await session.add_items([{"n": 2}])
+        if denied == "directory":
+            # -wal and -shm cannot be created there: the file is read as it is
+            # (immutable), creating neither
+            assert wal_files(path) == []
+    assert str(caught.value) == (
+        f"SQLite database {path} is read-only (opened read-only: the file or its directory "
+        "is not writable by this process); nothing was written"
+    )
+    assert path.read_bytes() == before
+
+
+async def test_a_read_only_directory_with_a_writer_at_work_is_read_through_its_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer holds the database open: its -wal and -shm files exist, and its latest
+    # commits are in the -wal only. A reader of the read-only directory uses them (not
+    # immutable, which would read the main file alone).
+    path = (tmp_path / "chat.db").resolve()
+    async with SQLiteStore(path) as writer:
+        await writer.session("s").add_items([{"n": 1}])
+        await writer.session("s").add_items([{"n": 2}])
+        assert wal_files(path) == ["-shm", "-wal"]
+        deny_writing(monkeypatch, path.parent)
+        async with SQLiteStore(path) as reader:
+            assert await reader.session("s").get_items() == [{"n": 1}, {"n": 2}]
+
+
+async def test_a_read_only_directory_with_a_leftover_shm_alone_is_read_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A -shm without its -wal (left by a crash): nobody writes through WAL now, and the
+    # -wal cannot be created there, so the file is read as it is and nothing is created.
+    path = (tmp_path / "chat.db").resolve()
+    async with SQLiteStore(path) as store:
+        await store.session("s").add_items([{"n": 1}])
+    leave_shm_alone(path)
+    deny_writing(monkeypatch, path.parent)
+    async with SQLiteStore(path) as store:
+        assert await store.session("s").get_items() == [{"n": 1}]
+    assert wal_files(path) == ["-shm"]
