@@ -97,6 +97,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
             "tests/sessions/test_sqlite_files.py",
             "tests/sessions/test_sqlite_edges.py",
             "tests/sessions/test_sqlite_found_by_mutation.py",
+            "tests/sessions/test_sqlite_opening.py",
             "tests/sessions/test_sdk_dropin.py::test_plain_close_closes_a_memory_session",
             "tests/sessions/test_sdk_dropin.py::test_plain_close_releases_the_shared_file_store",
             "tests/sessions/test_sdk_dropin.py"

@@ -16,7 +16,7 @@ from lint_rules.engine.results import FileResult, RunOptions, RunResult
 from lint_rules.engine.run import display_path, run, run_stdin
 from lint_rules.output.docs import explain, render_rules
 from lint_rules.output.report import Located, render, severity_map, summary
-from lint_rules.rule import ConfigError, Rule
+from lint_rules.rule import ConfigError, Rule, trees_kept_frozen
 from lint_rules.rules import ALL_RULES
 
 if TYPE_CHECKING:
@@ -212,6 +212,18 @@ def _lint_run(
     arguments: argparse.Namespace,
     rules: Sequence[type[Rule]],
     recorder: _Recorder | None = None,
+) -> int:
+    # The declarations the configuration's rules read (one module per configured key or
+    # so) live until the run's end: frozen as they are read, the collections set off by
+    # reading the rest and by the run's discovery and files do not scan them again.
+    with trees_kept_frozen():
+        return _lint_run_frozen(arguments, rules, recorder)
+
+
+def _lint_run_frozen(
+    arguments: argparse.Namespace,
+    rules: Sequence[type[Rule]],
+    recorder: _Recorder | None,
 ) -> int:
     timing.reset()
     select = (

@@ -85,7 +85,9 @@ class RunResult:
     ``dependencies``: modules ``literals`` and ``protocols`` name, ...)."""
     consulted: Mapping[str, object] = field(default_factory=dict)
     """The directories the lookups of those modules searched and the sources they read,
-    each with its size and modification time before (``Declarations.consulted``)."""
+    each with its size and modification time before (``Declarations.consulted``); what a
+    record of the run in the cache holds by. Empty when the run uses no cache
+    (``RunOptions.use_cache``): nothing records it then."""
 
     @property
     def parsed_count(self) -> int:

@@ -8,6 +8,7 @@ import gc
 import json
 import subprocess
 import sys
+import weakref
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,8 +18,14 @@ import pytest
 from lint_rules.config import load_config
 from lint_rules.engine.checker import Checker
 from lint_rules.engine.results import RunOptions
-from lint_rules.engine.run import run
-from lint_rules.rule import Rule, parse_source
+from lint_rules.engine.run import (
+    BATCHES_PER_FORKED_PROCESS,
+    BATCHES_PER_SPAWNED_PROCESS,
+    MIN_FILES_PER_PROCESS,
+    cut_in_batches,
+    run,
+)
+from lint_rules.rule import Rule, parse_source, trees_kept_frozen
 from lint_rules.rules import ALL_RULES
 from lint_rules.rules.stale_name import StaleNameRule
 
@@ -233,6 +240,26 @@ def test_parallel_output_equals_serial_output(project: Path, lint: Lint) -> None
     assert serial.out.count("LR001") == 60
 
 
+def test_files_are_cut_in_many_batches_for_forked_workers_in_path_order() -> None:
+    """The files that cost most cluster by path: forked workers (which begin no batch of
+    their own) get many batches, so that no one of them keeps a process busy long after the
+    others are done; spawned ones, which begin the rules' batch hooks for each, fewer."""
+    paths = [Path(f"pkg/m{number:04}.py") for number in range(2546)]
+
+    forked = cut_in_batches(paths, 2, fork=True)
+    spawned = cut_in_batches(paths, 2, fork=False)
+
+    for batches, per_process in (
+        (forked, BATCHES_PER_FORKED_PROCESS),
+        (spawned, BATCHES_PER_SPAWNED_PROCESS),
+    ):
+        assert [path for batch in batches for path in batch] == paths
+        assert len(batches) == 2 * per_process
+    assert max(len(batch) for batch in forked) <= len(paths) // 32 + 1  # not 4 per process
+    few = cut_in_batches(paths[:40], 2, fork=True)
+    assert [len(batch) for batch in few] == [MIN_FILES_PER_PROCESS] * 5
+
+
 def test_prefilter_keeps_unrelated_files_from_being_parsed(project: Path) -> None:
     (project / "unrelated.py").write_text("x = 1\n")
     (project / "related.py").write_text("x = old_name\n")
@@ -261,6 +288,61 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(project: Path) -> Non
         codes = Counter(finding.code for file in result.files for finding in file.findings)
         assert codes == {"LR001": 20, "LR000": 1}
         assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_trees_parsed_in_a_run_are_frozen_and_everything_unfrozen_after_it() -> None:
+    """Inside ``trees_kept_frozen`` each tree is frozen once built, so the collections
+    later allocations start do not scan it; a cycle that died meanwhile is collected once
+    the outermost block ends; nested blocks unfreeze only there."""
+    frozen = gc.get_freeze_count()
+    assert frozen == 0
+    outside = parse_source("x = 1\n" * 50)
+    assert gc.get_freeze_count() == 0  # outside a block, nothing is frozen
+    with trees_kept_frozen():
+        cycle = weakref.ref(_Cycle())  # made, and dropped, inside the block
+        before = gc.get_freeze_count()
+        tree = parse_source("x = 1\n" * 200)
+        assert gc.get_freeze_count() >= before + 200  # the tree's nodes (and what was alive)
+        with trees_kept_frozen():
+            parse_source("y = 2\n")
+        assert gc.get_freeze_count() > 0  # the inner block unfreezes nothing
+        gc.collect()
+        assert cycle() is not None  # frozen: not collected inside the block
+        assert isinstance(tree.body[0], ast.Assign)
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
+    gc.collect()
+    assert cycle() is None
+    assert isinstance(outside.body[0], ast.Assign)
+
+
+def test_a_check_from_the_command_line_leaves_nothing_frozen(project: Path, lint: Lint) -> None:
+    """The command line's run keeps the configuration's declarations and the modules it
+    reads frozen while it runs (``_lint_run``), and unfreezes them at its end."""
+    (project / "pyproject.toml").write_text(
+        '[tool.lint_rules.literals]\n"Event.kind" = "events:Event.kind"\n'
+    )
+    (project / "events.py").write_text(
+        "from typing import Literal\n\n\nclass Event:\n    kind: Literal['begin', 'end']\n"
+    )
+    (project / "use.py").write_text(
+        "from events import Event\n\n\ndef on(event: Event) -> bool:\n"
+        "    return event.kind == 'ended'\n"
+    )
+    for number in range(20):  # enough files for two worker processes
+        (project / f"other_{number}.py").write_text("x = 1\n")
+
+    for jobs in ("1", "2"):
+        outcome = lint("check", "--no-cache", "--jobs", jobs, "--select", "LR002")
+
+        assert outcome.out.count("use.py:5:26: LR002") == 1
+        assert gc.get_freeze_count() == 0
         assert gc.isenabled()
 
 

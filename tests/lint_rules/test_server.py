@@ -444,10 +444,10 @@ async def test_a_saved_pyproject_is_read_again(client: LanguageClient, project: 
     assert all("renamed to `saved`" in d.message for d in params.diagnostics)
 
 
-async def test_the_command_lines_cache_answers_the_server(
-    client: LanguageClient, project: Path
-) -> None:
-    path = project / "app.py"
+async def _doctor_the_command_lines_cache(project: Path, path: Path) -> tuple[Path, object]:
+    """Check ``path`` on the command line, then change the messages its cache entry holds
+    to one no check would write: a server that shows it read the cache. Returns the cache
+    file and what it now holds."""
     done = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "lint_rules", "check", str(path), cwd=project
     )
@@ -455,8 +455,16 @@ async def test_the_command_lines_cache_answers_the_server(
     (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
     entries = json.loads(cache_file.read_text())
     for row in entries[str(path)][1]:
-        row[1] = "as the command line's cache holds it"  # what no check would write
+        row[1] = "as the command line's cache holds it"
     cache_file.write_text(json.dumps(entries))
+    return cache_file, entries
+
+
+async def test_the_command_lines_cache_answers_the_server(
+    client: LanguageClient, project: Path
+) -> None:
+    path = project / "app.py"
+    await _doctor_the_command_lines_cache(project, path)
 
     diagnostics = await _open(client, path, APP)
 
@@ -514,15 +522,7 @@ async def test_a_server_without_the_cache_neither_reads_nor_writes_it(
     uncached: LanguageClient, project: Path
 ) -> None:
     path = project / "app.py"
-    done = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lint_rules", "check", str(path), cwd=project
-    )
-    assert await done.wait() == 1
-    (cache_file,) = (project / ".lint_rules_cache").glob("*.json")
-    entries = json.loads(cache_file.read_text())
-    for row in entries[str(path)][1]:
-        row[1] = "as the command line's cache holds it"
-    cache_file.write_text(json.dumps(entries))
+    cache_file, entries = await _doctor_the_command_lines_cache(project, path)
     (project / "other.py").write_text(APP)
     before = sorted(item.name for item in (project / ".lint_rules_cache").iterdir())
 

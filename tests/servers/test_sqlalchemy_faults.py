@@ -50,7 +50,7 @@ SOCKET_TIMEOUT = 2.0
 # database through SQLAlchemy"): on MariaDB dropping the connection is local, so a loaded
 # machine's scheduling is all the margin covers; psycopg first asks the server to cancel
 # the statement (5 s to send that, 5 s for its reply), as for the PostgreSQL backend.
-MARGINS = {"mariadb": 3.0, "postgresql": 13.0}
+MARGINS = {"mariadb": 3.0, "postgresql": 13.0, "postgresql-asyncpg": 13.0}
 BATCH: list[Item] = [{"n": i, "text": "x" * 200} for i in range(1, 51)]
 
 
@@ -77,14 +77,21 @@ class Server:
     bound: float
 
 
-@pytest.fixture(params=["mariadb", "postgresql"])
+_URL_FIXTURES = {
+    "mariadb": "mysql_url",
+    "postgresql": "sa_postgres_url",
+    "postgresql-asyncpg": "sa_asyncpg_url",
+}
+
+
+@pytest.fixture(params=list(_URL_FIXTURES))
 def server(request: pytest.FixtureRequest, created_tables: list[tuple[str, str]]) -> Server:
-    """Each shared server, with a fresh table."""
-    url: str = request.getfixturevalue(
-        "mysql_url" if request.param == "mariadb" else "sa_postgres_url"
-    )
+    """Each shared server, with a fresh table; PostgreSQL through psycopg and through
+    asyncpg (whose reads and writes take asyncpg's own statement path)."""
+    url: str = request.getfixturevalue(_URL_FIXTURES[request.param])
     bound = TIMEOUT + SOCKET_TIMEOUT + MARGINS[request.param]
-    return Server(url, new_sa_table(url, created_tables), request.param == "postgresql", bound)
+    password = request.param != "mariadb"
+    return Server(url, new_sa_table(url, created_tables), password, bound)
 
 
 @contextlib.asynccontextmanager

@@ -387,6 +387,55 @@ async def test_a_plain_close_during_a_workers_operation_closes_the_files_once_it
         assert await again.session("s").get_items() == [{"n": 0}, {"n": 1}]
 
 
+async def test_a_plain_close_counts_every_running_job_not_only_the_last_submitted(
+    tmp_path: Path,
+) -> None:
+    # Two jobs in the workers at once: a write waiting for the lock, then a large read
+    # that ends first. The write still runs, so close() must not wait for it on the loop
+    # (it would wait until the write gives up: busy_timeout, while the holder waits for
+    # close() to return); it leaves the closing to a thread and the write completes.
+    path = (tmp_path / "chat.db").resolve()
+    store = SQLiteStore(path, busy_timeout=10.0)
+    session = store.session("s")
+    await session.add_items([{"n": n} for n in range(1_001)])
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the write below waits in a worker thread
+    try:
+        write = asyncio.ensure_future(store.session("w").add_items([{"w": 1}]))
+        await asyncio.sleep(0.3)
+        assert len(await session.get_items()) == 1_001  # a worker's read, done
+        store.close()  # not awaited: the write is still waiting
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    await write  # it did not give up: close() did not hold the loop until busy_timeout
+    async with SQLiteStore(path) as again:
+        assert await again.session("w").get_items() == [{"w": 1}]
+
+
+@pytest.mark.parametrize("awaited", [True, False], ids=["awaited", "plain"])
+async def test_a_session_of_a_replaced_store_closes_after_the_new_store_is_gone_too(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, awaited: bool
+) -> None:
+    # The early store was replaced, and the store that took its place was released by its
+    # last session: the path has no store registered when the early session closes.
+    early = SQLiteSession("a", tmp_path / "x.db")
+    await early.store.close()
+    later = SQLiteSession("b", tmp_path / "x.db")
+    assert later.store is not early.store
+    await later.add_items([{"n": 0}])
+    await later.close()
+    assert later.store.closed
+    caplog.set_level(logging.WARNING)
+    if awaited:
+        await early.close()
+    else:
+        early.close()  # released at once, as the SDK's examples close
+    assert [r.getMessage() for r in caplog.records] == []
+    async with SQLiteSession("b", tmp_path / "x.db") as again:
+        assert await again.get_items() == [{"n": 0}]
+
+
 # -- the SDK's layout: WAL as the SDK sets it, and a database opened read-only ---------------
 
 
