@@ -314,6 +314,8 @@ class UnknownLiteralRule(Rule):
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
         self.factories = _factories(options.get("literal-factories", []))
+        self._callees = self.by_class.keys() | self.factories
+        """The last names of the callees whose keywords are checked: a class, a factory."""
         literals = options.get("literals", {})
         self.configured_packages = frozenset(
             _target(entry).partition(":")[0].split(".")[0]
@@ -384,10 +386,14 @@ class UnknownLiteralRule(Rule):
             return node.attr
         if not isinstance(node, ast.Name):
             return None
+        return self._renamed_here().get(node.id, node.id)
+
+    def _renamed_here(self) -> dict[str, str]:
+        """The names the file's imports give to others (``renamed_imports``), once per file."""
         if self._renamed_of is not self.file:
             self._renamed_of = self.file
             self._renamed = renamed_imports(self.file.ast_tree.body)
-        return self._renamed.get(node.id, node.id)
+        return self._renamed
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         name = self._class_name(node.cls)
@@ -402,6 +408,15 @@ class UnknownLiteralRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = node.func
+        # Most calls are of nothing configured: told by the callee's last name alone.
+        kind = callee.__class__
+        last = callee.id if kind is ast.Name else callee.attr if kind is ast.Attribute else None  # type: ignore[attr-defined]
+        if last is None:
+            return
+        if last not in self._callees and (
+            kind is not ast.Name or self._renamed_here().get(last) not in self.by_class
+        ):
+            return
         name = self._class_name(callee)
         owned = self.by_class.get(name) if name is not None else None
         if owned is None and _last(callee) in self.factories:
