@@ -133,7 +133,7 @@ class Remembered:
         declarations: Declarations = self.project.declarations
         declarations.consulted.update(now)
         for path, names in scanned.items():
-            declarations.scanned[path] = dict(names)
+            declarations.restore_scanned(path, names)
         declarations.read.update(read)
         self.loaded = True
 

@@ -314,6 +314,8 @@ class UnknownLiteralRule(Rule):
                 self.by_class.setdefault(field.owner, {})[field.attribute] = field
         self.by_attribute = {name: _Attribute.of(fields) for name, fields in grouped.items()}
         self.factories = _factories(options.get("literal-factories", []))
+        self._callees = self.by_class.keys() | self.factories
+        """The last names of the callees whose keywords are checked: a class, a factory."""
         literals = options.get("literals", {})
         self.configured_packages = frozenset(
             _target(entry).partition(":")[0].split(".")[0]
@@ -384,10 +386,14 @@ class UnknownLiteralRule(Rule):
             return node.attr
         if not isinstance(node, ast.Name):
             return None
+        return self._renamed_here().get(node.id, node.id)
+
+    def _renamed_here(self) -> dict[str, str]:
+        """The names the file's imports give to others (``renamed_imports``), once per file."""
         if self._renamed_of is not self.file:
             self._renamed_of = self.file
             self._renamed = renamed_imports(self.file.ast_tree.body)
-        return self._renamed.get(node.id, node.id)
+        return self._renamed
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         name = self._class_name(node.cls)
@@ -402,6 +408,15 @@ class UnknownLiteralRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = node.func
+        # Most calls are of nothing configured: told by the callee's last name alone.
+        kind = callee.__class__
+        last = callee.id if kind is ast.Name else callee.attr if kind is ast.Attribute else None  # type: ignore[attr-defined]
+        if last is None:
+            return
+        if last not in self._callees and (
+            kind is not ast.Name or self._renamed_here().get(last) not in self.by_class
+        ):
+            return
         name = self._class_name(callee)
         owned = self.by_class.get(name) if name is not None else None
         if owned is None and _last(callee) in self.factories:
@@ -689,7 +704,9 @@ _MATCH_STATEMENT = re.compile(r"^[ \t\f]*match\b", re.MULTILINE)
 _KEYS_SHOWN = 3
 """How many configured keys a finding on a union's field names (the rest are counted)."""
 _CLASS_KEYWORD = re.compile(r"\bclass[\s\\]+$")
-_IMPORTED_AS = re.compile(r"\b(\w+)[ \t]+as[ \t]+(\w+)")
+_AS_NAME = re.compile(r"as[ \t]+(\w+)")
+_CLASS_STATEMENT = re.compile(r"class\s+\w+\s*\(([^)]*)")
+_WORDS = re.compile(r"\w+")
 
 
 class UseSites:
@@ -705,8 +722,11 @@ class UseSites:
     unless the string is in brackets and compared with a literal (``.get("KEY") == "1"``).
     A few patterns fixed per run find the candidate names, looked up in sets, so a file
     costs the same with 5 or 500 configured keys: the words that start with the first
-    character of a class name, then each class name the text holds as a callee; then,
-    for each configured attribute the text names, one pattern that starts with the name."""
+    character of a class name, then each class name the text holds as a callee, the
+    words of its class statements' bases and the names its imports give with ``as`` (one
+    pass each, whatever the classes); then, for each configured attribute the text
+    names, one pattern that starts with the name. CPU of the prefilter alone on openai's
+    2,546 files, one process: 0.24 s with 5 keys, 0.30 s with 116, 0.33 s with 500."""
 
     def __init__(
         self, attributes: Iterable[str], classes: Iterable[str], factories: Iterable[str] = ()
@@ -732,11 +752,12 @@ class UseSites:
                 self.factories or any(_called(text, self._callees[name]) for name in named)
             ):
                 return True
-            if named and any(_subclassed(text, name) for name in named):
+            bases = _base_words(text) if named else frozenset()
+            if named & bases:
                 return True  # `class App(Endpoint):` may override a field
-            if named and " as " in text:
-                renamed = {m.group(2) for m in _IMPORTED_AS.finditer(text) if m.group(1) in named}
-                if any(_called(text, _callee(name)) or _subclassed(text, name) for name in renamed):
+            if named:
+                renamed = _renamed(text, named)
+                if any(_called(text, _callee(name)) or name in bases for name in renamed):
                     return True  # `from m import Event as E` ... `E(type=...)`
         if not _compares(text):
             return False
@@ -787,10 +808,36 @@ def _callee(name: str) -> re.Pattern[str]:
     return re.compile(re.escape(name) + _BETWEEN_CALLEE_AND_PAREN)
 
 
-def _subclassed(text: str, name: str) -> bool:
-    """``name`` among the bases of a ``class`` statement of ``text``."""
-    bases = re.compile(r"^[ \t]*class\s+\w+\s*\([^)]*\b" + re.escape(name) + r"\b", re.M)
-    return bases.search(text) is not None
+def _base_words(text: str) -> frozenset[str]:
+    """The words among the bases of the ``class`` statements of ``text`` (a line that
+    starts with ``class Name(``, up to the first ``)``), found in one pass whatever the
+    configured classes (each class's own pattern, tried at each line, cost 0.3 s of CPU
+    on openai's 2,546 files with 434 classes)."""
+    words: set[str] = set()
+    for found in _CLASS_STATEMENT.finditer(text):
+        start = found.start()
+        line = text.rfind("\n", 0, start) + 1
+        if text[line:start].strip(" \t") == "":
+            words.update(_WORDS.findall(found.group(1)))
+    return frozenset(words)
+
+
+def _renamed(text: str, named: frozenset[str]) -> set[str]:
+    """The names ``Name as Other`` binds to a name of ``named`` in ``text`` (``Other``):
+    found from each ``as`` (a literal ``re`` looks for), the word before it read back."""
+    renamed = set()
+    for found in _AS_NAME.finditer(text):
+        end = found.start()
+        while end > 0 and text[end - 1] in " \t":
+            end -= 1
+        if end == found.start():
+            continue  # `as` ends a longer word (`alias x`)
+        start = end
+        while start > 0 and _WORD_CHARACTER.match(text, start - 1) is not None:
+            start -= 1
+        if start < end and text[start:end] in named:
+            renamed.add(found.group(1))
+    return renamed
 
 
 def _called(text: str, callee: re.Pattern[str]) -> bool:

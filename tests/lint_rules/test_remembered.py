@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lint_rules import quick
+from lint_rules.analysis.declarations import Declarations
 from lint_rules.analysis.literals import Field
 from lint_rules.analysis.project import Project
 from lint_rules.analysis.remembered import DIRECTORY, Remembered
@@ -129,6 +130,26 @@ def test_a_searched_file_that_now_names_the_class_is_read(root: Path) -> None:
     assert str(other) in project.declarations.read
     (field,) = _fields(project)
     assert field.unions == frozenset({"StreamEvent"})
+
+
+def test_scanned_says_for_each_file_searched_each_name_asked_and_whether_it_has_it(
+    tmp_path: Path,
+) -> None:
+    """What a record holds a searched file by: built when asked for, from the names each
+    directory was searched for, with what a remembered run restored."""
+    (tmp_path / "a.py").write_text("class Event:\n    pass\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    declarations = Declarations(tmp_path)
+
+    assert declarations.files_naming(tmp_path, "Event") == [tmp_path / "a.py"]
+    assert declarations.files_naming(tmp_path, "x") == [tmp_path / "b.py"]
+    declarations.restore_scanned(str(tmp_path / "c.py"), {"Other": False})
+
+    assert declarations.scanned == {
+        str(tmp_path / "c.py"): {"Other": False},
+        str(tmp_path / "a.py"): {"Event": True, "x": False},
+        str(tmp_path / "b.py"): {"Event": False, "x": True},
+    }
 
 
 def test_a_store_of_another_shape_is_ignored(root: Path) -> None:
