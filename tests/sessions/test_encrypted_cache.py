@@ -17,8 +17,13 @@ from typing import Any
 import pytest
 
 from agent_sessions import SessionClosedError, SessionConfigError, SQLiteSession, SQLiteStore
-from agent_sessions.encrypted import DEFAULT_CACHE_BYTES, EncryptedSession, generate_key
-from agent_sessions.protocol import EncodedRead
+from agent_sessions.encrypted import (
+    DEFAULT_CACHE_BYTES,
+    EncryptedSession,
+    _SessionKey,
+    generate_key,
+)
+from agent_sessions.protocol import EncodedAppend, EncodedRead
 
 from .test_encrypted import (
     Clock,
@@ -30,9 +35,20 @@ from .test_encrypted import (
 )
 from .test_sqlite_conformance import write_raw_row
 
-# The two read paths: the envelopes' stored text (SQLite's get_encoded_items, the cache
-# keyed by that text), and envelopes the store decoded (any session: keyed by their data).
-READ_PATHS = ["as-text", "as-envelopes"]
+# The read paths: the envelopes' stored text (SQLite's get_encoded_items, the cache keyed
+# by that text), and envelopes the store decoded (any session: keyed by their data), those
+# written as dicts (the protocol's add_items) or as text (EncodedAppend without
+# EncodedRead: a server backend's sessions).
+READ_PATHS = ["as-text", "as-envelopes", "written-as-text-read-as-envelopes"]
+
+
+class TextAppendingSession(ProtocolOnlySession):
+    """The protocol plus EncodedAppend, without EncodedRead: envelopes written as their
+    JSON text, read back decoded (what the wrapper sees of Redis, PostgreSQL or
+    SQLAlchemy sessions)."""
+
+    async def add_encoded_items(self, encoded: list[str]) -> None:
+        await self.inner.add_encoded_items(encoded)
 
 
 @pytest.fixture
@@ -42,8 +58,25 @@ async def store() -> AsyncIterator[SQLiteStore]:
 
 
 def wrap(inner: SQLiteSession, path: str, **options: Any) -> EncryptedSession:
-    wrapped = inner if path == "as-text" else ProtocolOnlySession(inner)
+    wrapped: Any = inner
+    if path == "as-envelopes":
+        wrapped = ProtocolOnlySession(inner)
+    elif path == "written-as-text-read-as-envelopes":
+        wrapped = TextAppendingSession(inner)
     return EncryptedSession(wrapped, **options)
+
+
+def count_decryptions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-element list counting every decryption from now on."""
+    count = [0]
+    original = _SessionKey.open
+
+    def counting(self: _SessionKey, raw: bytes, at: int) -> str:
+        count[0] += 1
+        return original(self, raw, at)
+
+    monkeypatch.setattr(_SessionKey, "open", counting)
+    return count
 
 
 def new_inner(store: SQLiteStore) -> SQLiteSession:
@@ -132,6 +165,29 @@ async def test_cached_reads_return_fresh_items_every_time(
     again = await session.get_items()
     assert again[0] is not items[0]
     assert again[1]["content"] is not items[1]["content"]
+
+
+@pytest.mark.parametrize("path", READ_PATHS)
+async def test_what_a_wrapper_writes_it_reads_without_decrypting(
+    store: SQLiteStore, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items added one at a time or in a batch are cached under the key the wrapper's
+    reads look up (the stored text, or the data of a decoded envelope): a turn's read
+    after its adds decrypts nothing. (Written as text and read decoded, the adds' entries
+    were keyed by the text and never found: every first read decrypted them.)"""
+    inner, key = new_inner(store), generate_key()
+    session = wrap(inner, path, key=key)
+    assert isinstance(session.session, EncodedAppend) == (path != "as-envelopes")
+    decryptions = count_decryptions(monkeypatch)
+    await session.add_items([{"n": 0}])
+    await session.add_items(numbered(3, start=1))
+    await session.add_items([{"role": "assistant", "content": [{"text": "nested"}]}])
+    expected = [*numbered(4), {"role": "assistant", "content": [{"text": "nested"}]}]
+    assert await session.get_items() == expected
+    assert await session.get_items(limit=2) == expected[-2:]
+    assert decryptions == [0]
+    assert await wrap(inner, path, key=key).get_items() == expected  # another wrapper: cold
+    assert decryptions == [5]
 
 
 @pytest.mark.parametrize("path", READ_PATHS)
