@@ -1,6 +1,7 @@
-"""What the SDK benchmarks share (``plants.py``, ``lr002_keys.py``, ``lr003_findings.py``):
-fetching and unpacking a pinned sdist, reading its ``Literal`` fields and Protocols for
-the configuration, and running the ``lint_rules`` package of another directory.
+"""What the SDK benchmarks share (``plants.py``, ``lr002_keys.py``, ``lr002_phases.py``,
+``lr003_findings.py``): fetching and unpacking a pinned sdist, reading its ``Literal``
+fields and Protocols for the configuration, and running the ``lint_rules`` package of
+another directory.
 
 Imported as ``_common`` (each benchmark runs as a script, with this directory first on
 ``sys.path``; mypy finds it through ``mypy_path``).
