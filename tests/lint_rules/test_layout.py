@@ -18,6 +18,10 @@ PACKAGE = Path(lint_rules.__file__).parent
 PROCESS_STATE = {
     ("engine/run.py", "_worker"): "a worker process's own Worker (and Project)",
     ("timing.py", "_totals"): "this process's phase times, reset by each command",
+    ("rule.py", "_frozen_blocks"): (
+        "how many trees_kept_frozen blocks (runs) this process has open: the collector's"
+        " frozen generation is the process's too"
+    ),
     ("analysis/typos.py", "_EARLY"): (
         "typos runs started before the command line was read (start_early), for its check"
     ),
