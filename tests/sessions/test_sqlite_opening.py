@@ -18,12 +18,14 @@ import agents
 import pytest
 
 from agent_sessions import (
+    BackendDatabaseMissingError,
     ForeignDataError,
     SessionBackendError,
     SessionClosedError,
     SessionConfigError,
     SQLiteSession,
     SQLiteStore,
+    UnsupportedSchemaError,
 )
 from agent_sessions.sqlite import ReadOnlyDatabaseError, _FileConnections, _MemoryConnection
 
@@ -505,3 +507,78 @@ async def test_after_the_first_operation_each_call_runs_its_own_statements_only(
         memory_connection(store).set_trace_callback(None)
     assert not [s for s in statements if "PRAGMA" in s or "sqlite_master" in s], statements
     assert len(statements) == 5  # the select; BEGIN, the session row, the item, COMMIT
+
+
+# -- a version of ours without our tables: never created where nothing may be --------------------
+
+
+def versioned_without_tables(path: Path) -> bytes:
+    """A database whose user_version is ours (1) but holding none of our tables."""
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("CREATE TABLE notes (text TEXT)")
+        connection.execute("PRAGMA user_version = 1")
+    return path.read_bytes()
+
+
+async def test_create_false_refuses_our_version_without_our_tables_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    path = (tmp_path / "x.db").resolve()
+    before = versioned_without_tables(path)
+    async with SQLiteStore(path, create=False) as store:
+        with pytest.raises(BackendDatabaseMissingError) as caught:
+            await store.session("s").add_items([{"n": 1}])
+    assert str(caught.value) == (
+        f"SQLite database {path} holds no agent-sessions tables (agent_sessions_sessions, "
+        "agent_sessions_items); nothing was changed"
+    )
+    assert path.read_bytes() == before
+
+
+async def test_read_only_our_version_without_our_tables_is_refused_as_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = (tmp_path / "x.db").resolve()
+    before = versioned_without_tables(path)
+    deny_writing(monkeypatch, path)
+    async with SQLiteStore(path) as store:
+        with pytest.raises(ReadOnlyDatabaseError) as caught:
+            await store.session("s").get_items()
+    assert str(caught.value) == (
+        f"SQLite database {path} is read-only (the file or its directory is not writable by "
+        "this process) and holds no agent_sessions_* session tables of this library's "
+        "schema; nothing was written"
+    )
+    assert path.read_bytes() == before
+
+
+# -- a store's defaults, and a newer schema ------------------------------------------------------
+
+
+async def test_a_stores_defaults(tmp_path: Path) -> None:
+    async with SQLiteStore() as memory, SQLiteStore(tmp_path / "x.db") as file:
+        for store in (memory, file):
+            assert store.durable is False
+            assert store.busy_timeout == 30.0
+            assert store.table_prefix == "agent_sessions_"
+            assert store.layout == "auto"  # until the first operation looks
+            await store.session("s").add_items([{"n": 1}])
+            assert store.layout == "native"
+        assert memory.db_path == ":memory:"
+        assert memory_connection(memory).execute("PRAGMA synchronous").fetchone()[0] == 1
+
+
+async def test_a_database_of_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = (tmp_path / "x.db").resolve()
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA user_version = 2")
+    before = path.read_bytes()
+    async with SQLiteStore(path) as store:
+        with pytest.raises(UnsupportedSchemaError) as caught:
+            await store.session("s").get_items()
+    assert str(caught.value) == (
+        f"SQLite database {path} has schema version 2, newer than version 1 that this "
+        "agent-sessions knows; upgrade agent-sessions to use it (the database was left "
+        "untouched)"
+    )
+    assert path.read_bytes() == before
