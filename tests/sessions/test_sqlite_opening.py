@@ -23,6 +23,7 @@ from agent_sessions import (
     SessionBackendError,
     SessionClosedError,
     SessionConfigError,
+    SessionSettings,
     SQLiteSession,
     SQLiteStore,
     UnsupportedSchemaError,
@@ -387,6 +388,12 @@ WRONG: list[tuple[dict[str, Any], type[Exception], str]] = [
         "(table_prefix= names this library's)",
     ),
     (
+        {"layout": "native", "sessions_table": "s", "messages_table": "m"},
+        SessionConfigError,
+        "sessions_table, messages_table name the Agents SDK's tables: not with "
+        "layout='native' (table_prefix= names this library's)",
+    ),
+    (
         {"layout": "sdk", "table_prefix": "p_"},
         SessionConfigError,
         "table_prefix names this library's tables: not with layout='sdk' "
@@ -582,3 +589,20 @@ async def test_a_database_of_a_newer_schema_is_refused_and_left_untouched(tmp_pa
         "untouched)"
     )
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("given", ["by position", "by keyword"])
+async def test_a_sessions_settings_are_its_own(tmp_path: Path, given: str) -> None:
+    # The SDK's signature: (session_id, db_path, sessions_table, messages_table,
+    # session_settings).
+    settings = SessionSettings(limit=2)
+    if given == "by position":
+        session = SQLiteSession(
+            "s", tmp_path / "x.db", "agent_sessions", "agent_messages", settings
+        )
+    else:
+        session = SQLiteSession("s", tmp_path / "x.db", session_settings=settings)
+    async with session:
+        assert session.session_settings.limit == 2
+        await session.add_items([{"n": n} for n in range(4)])
+        assert await session.get_items() == [{"n": 2}, {"n": 3}]
