@@ -9,11 +9,13 @@ Imported as ``_common`` (each benchmark runs as a script, with this directory fi
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,6 +37,19 @@ def lint_command(base: Path | None) -> list[str]:
     if base is None:
         return [sys.executable, "-m", "lint_rules"]
     return [sys.executable, "-c", _BOOTSTRAP, str(base.resolve())]
+
+
+def add_openai_tree_arguments(
+    parser: argparse.ArgumentParser, *, keys: str, base_help: str
+) -> None:
+    """The options of the scripts that time LR002 on openai's sdist (``lr002_keys.py``,
+    ``lr002_phases.py``): key counts, runs, the sdist or its download cache, and the
+    ``lint_rules`` packages to time beside the installed one."""
+    parser.add_argument("--keys", default=keys, help="comma-separated key counts")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sdist", type=Path, help="an sdist (.tar.gz) instead of downloading")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "lr002-sdists")
+    parser.add_argument("--base", type=Path, action="append", help=base_help)
 
 
 def download(name: str, version: str, cache: Path) -> Path:

@@ -44,15 +44,10 @@ VERSION = "3.51.0"
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keys", default="5,33,116", help="comma-separated key counts")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--sdist", type=Path, help="an sdist (.tar.gz) instead of downloading")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "lr002-sdists")
-    parser.add_argument(
-        "--base",
-        type=Path,
-        action="append",
-        help="also run the lint_rules package of this directory (repeatable)",
+    _common.add_openai_tree_arguments(
+        parser,
+        keys="5,33,116",
+        base_help="also run the lint_rules package of this directory (repeatable)",
     )
     parser.add_argument(
         "--head", type=Path, help="run this directory's instead of the installed one"

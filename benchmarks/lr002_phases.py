@@ -98,15 +98,10 @@ with open(output, "w", encoding="utf-8") as file:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keys", default="5,116,500", help="comma-separated key counts")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--sdist", type=Path, help="an sdist (.tar.gz) instead of downloading")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "lr002-sdists")
-    parser.add_argument(
-        "--base",
-        type=Path,
-        action="append",
-        help="also time the lint_rules package of this directory (repeatable)",
+    _common.add_openai_tree_arguments(
+        parser,
+        keys="5,116,500",
+        base_help="also time the lint_rules package of this directory (repeatable)",
     )
     arguments = parser.parse_args()
     sdist = arguments.sdist or _common.download("openai", VERSION, arguments.cache)
