@@ -86,3 +86,20 @@ def pytest_make_collect_report(
     report = yield
     _fail_skip_under_ci(report)
     return report
+
+
+@pytest.fixture
+def decryptions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-element list counting every decryption of an ``EncryptedSession`` envelope
+    from the test's start (the cache tests: what a read found cached it did not decrypt)."""
+    from agent_sessions.encrypted import _SessionKey
+
+    count = [0]
+    original = _SessionKey.open
+
+    def counting(self: _SessionKey, raw: bytes, at: int) -> str:
+        count[0] += 1
+        return original(self, raw, at)
+
+    monkeypatch.setattr(_SessionKey, "open", counting)
+    return count

@@ -20,7 +20,6 @@ from agent_sessions import SessionClosedError, SessionConfigError, SQLiteSession
 from agent_sessions.encrypted import (
     DEFAULT_CACHE_BYTES,
     EncryptedSession,
-    _SessionKey,
     generate_key,
 )
 from agent_sessions.protocol import EncodedAppend, EncodedRead
@@ -64,19 +63,6 @@ def wrap(inner: SQLiteSession, path: str, **options: Any) -> EncryptedSession:
     elif path == "written-as-text-read-as-envelopes":
         wrapped = TextAppendingSession(inner)
     return EncryptedSession(wrapped, **options)
-
-
-def count_decryptions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A one-element list counting every decryption from now on."""
-    count = [0]
-    original = _SessionKey.open
-
-    def counting(self: _SessionKey, raw: bytes, at: int) -> str:
-        count[0] += 1
-        return original(self, raw, at)
-
-    monkeypatch.setattr(_SessionKey, "open", counting)
-    return count
 
 
 def new_inner(store: SQLiteStore) -> SQLiteSession:
@@ -169,7 +155,7 @@ async def test_cached_reads_return_fresh_items_every_time(
 
 @pytest.mark.parametrize("path", READ_PATHS)
 async def test_what_a_wrapper_writes_it_reads_without_decrypting(
-    store: SQLiteStore, path: str, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteStore, path: str, decryptions: list[int]
 ) -> None:
     """Items added one at a time or in a batch are cached under the key the wrapper's
     reads look up (the stored text, or the data of a decoded envelope): a turn's read
@@ -178,7 +164,6 @@ async def test_what_a_wrapper_writes_it_reads_without_decrypting(
     inner, key = new_inner(store), generate_key()
     session = wrap(inner, path, key=key)
     assert isinstance(session.session, EncodedAppend) == (path != "as-envelopes")
-    decryptions = count_decryptions(monkeypatch)
     await session.add_items([{"n": 0}])
     await session.add_items(numbered(3, start=1))
     await session.add_items([{"role": "assistant", "content": [{"text": "nested"}]}])
