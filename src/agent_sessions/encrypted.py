@@ -338,8 +338,8 @@ class EncryptedSession(SessionABC):
                 self._remember([e["data"] for e in envelopes], encoded, at)
             return
         if len(encoded) > 1:
-            texts = self._keys[0].seal_texts(encoded, at)
-            keys = texts if self._get_encoded is not None else [_data_of(t) for t in texts]
+            texts, sealed = self._keys[0].seal_texts(encoded, at)
+            keys = texts if self._get_encoded is not None else sealed
         else:
             # The common case (a turn adds its items one call each), keeping the data: the
             # cache's key when reads are decoded.
@@ -822,13 +822,13 @@ class _SessionKey:
             for data in self._sealed(texts, at)
         ]
 
-    def seal_texts(self, texts: list[str], at: int) -> list[str]:
+    def seal_texts(self, texts: list[str], at: int) -> tuple[list[str], list[str]]:
         """:meth:`seal`'s envelopes as the JSON text ``encode_items`` writes for them
-        (same keys, order and separators; base64 and key ids need no escaping)."""
-        if len(texts) == 1:  # the common case, without _sealed's call and lists
-            return [self.seal_one(texts[0], at)[0]]
+        (same keys, order and separators; base64 and key ids need no escaping), and the
+        data of each (base64 of nonce + ciphertext + tag)."""
+        sealed = self._sealed(texts, at)
         head = _ENVELOPE_TEXT_HEAD % (self.key_id, at)
-        return [f'{head}{data}"}}' for data in self._sealed(texts, at)]
+        return [f'{head}{data}"}}' for data in sealed], sealed
 
     def seal_one(self, text: str, at: int) -> tuple[str, str]:
         """:meth:`seal_texts` of one text (every add of a turn): the envelope's text and
@@ -880,12 +880,6 @@ class _SessionKey:
         associated = b"%s%d%s" % (self.aad_head, at, self.aad_tail)
         plain = self.cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], associated)
         return plain.decode("utf-8")
-
-
-def _data_of(text: str) -> str:
-    """The data (base64 of nonce + ciphertext + tag) of an envelope text ``seal_texts``
-    wrote."""
-    return text[text.index(_TEXT_DATA, _AT_START) + _DATA_OFFSET : -2]
 
 
 def _flat(item: Item) -> bool:
