@@ -409,13 +409,11 @@ class UnknownLiteralRule(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         callee = node.func
         # Most calls are of nothing configured: told by the callee's last name alone.
-        kind = callee.__class__
-        last = callee.id if kind is ast.Name else callee.attr if kind is ast.Attribute else None  # type: ignore[attr-defined]
-        if last is None:
-            return
-        if last not in self._callees and (
-            kind is not ast.Name or self._renamed_here().get(last) not in self.by_class
-        ):
+        if isinstance(callee, ast.Name):
+            last = callee.id
+            if last not in self._callees and self._renamed_here().get(last) not in self.by_class:
+                return
+        elif not isinstance(callee, ast.Attribute) or callee.attr not in self._callees:
             return
         name = self._class_name(callee)
         owned = self.by_class.get(name) if name is not None else None
