@@ -16,6 +16,11 @@ Wrappers (``WRAPPER_BUILDERS``: ``EncryptedSession``, ours over our SQLite besid
 over its SQLite; ``TrimmingSession`` and ``CompactingSession``, ours only) run
 ``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one interleaved run, and
 report the overhead of the wrapper (``--wrappers-only``: just those).
+
+The server rows (``--servers-only``) put ours beside the SDK's ``RedisSession`` and
+``SQLAlchemySession`` on the same servers, then each ``EncryptedSession`` over its own
+plain session there: ours over our backend, the SDK's over the SDK's, all four interleaved
+(``--encrypted-servers``: just those).
 """
 
 from __future__ import annotations
@@ -888,41 +893,71 @@ def server_targets(redis_url: str, database_url: str, mysql_url: str) -> list[Se
 SERVERS = ("redis", "postgres", "mariadb")
 
 
-async def run_servers(sizes: ServerSizes, repeats: int, servers: tuple[str, ...] = SERVERS) -> None:
-    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-    database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
-    mysql_url = os.environ.get("MYSQL_URL", DEFAULT_MYSQL_URL)
-    targets = []
-    for target in server_targets(redis_url, database_url, mysql_url):
+def _server_urls() -> tuple[str, str, str]:
+    """``REDIS_URL``, ``DATABASE_URL`` and ``MYSQL_URL``, or the tests' defaults."""
+    return (
+        os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
+        os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL),
+        os.environ.get("MYSQL_URL", DEFAULT_MYSQL_URL),
+    )
+
+
+async def _runnable(targets: list[ServerTarget], servers: tuple[str, ...]) -> list[ServerTarget]:
+    """The targets on ``servers`` that can run here; a line for each one skipped."""
+    runnable = []
+    for target in targets:
         if target.server not in servers:
             continue
         problem = await _server_target_problem(target)
         if problem is None:
-            targets.append(target)
+            runnable.append(target)
         else:
             print(f"skipping {target.implementation} on {target.server}: {problem}")
+    return runnable
+
+
+async def _time_server(
+    applicable: list[ServerTarget],
+    sizes: ServerSizes,
+    repeats: int,
+    workloads: dict[str, ServerWorkload],
+) -> dict[str, dict[str, float]]:
+    """Workload name -> implementation -> median seconds per operation, the targets of
+    one server run in turn within each repeat (interleaved, as for SQLite)."""
+    timings: dict[str, dict[str, list[float]]] = {name: {} for name in workloads}
+    for _ in range(repeats):
+        for target in applicable:
+            async with target.connect(target.url) as sessions:
+                for name, workload in workloads.items():
+                    seconds = await workload(sessions, sizes)
+                    timings[name].setdefault(target.implementation, []).append(seconds)
+    return {
+        name: {implementation: statistics.median(r) for implementation, r in runs.items()}
+        for name, runs in timings.items()
+    }
+
+
+async def _print_round_trips(applicable: list[ServerTarget], sizes: ServerSizes) -> None:
+    for target in applicable:
+        counts = await _count_round_trips(target, sizes)
+        print(
+            f"round trips per call, {target.implementation} on {target.server}: "
+            + ", ".join(f"{name} {count:.2f}" for name, count in counts.items())
+        )
+
+
+async def run_servers(sizes: ServerSizes, repeats: int, servers: tuple[str, ...] = SERVERS) -> None:
+    targets = await _runnable(server_targets(*_server_urls()), servers)
     rows: list[tuple[str, str, dict[str, float]]] = []
     for server in servers:
         applicable = [target for target in targets if target.server == server]
         if not applicable:
             continue
-        timings: dict[str, dict[str, list[float]]] = {name: {} for name in SERVER_WORKLOADS}
-        for _ in range(repeats):  # interleaved, as for SQLite
-            for target in applicable:
-                async with target.connect(target.url) as sessions:
-                    for name, workload in SERVER_WORKLOADS.items():
-                        seconds = await workload(sessions, sizes)
-                        timings[name].setdefault(target.implementation, []).append(seconds)
-        for name, runs in timings.items():
-            medians = {implementation: statistics.median(r) for implementation, r in runs.items()}
-            print(f"  {name} [{server}]: {medians}", file=sys.stderr, flush=True)
-            rows.append((name, server, medians))
-        for target in applicable:
-            counts = await _count_round_trips(target, sizes)
-            print(
-                f"round trips per call, {target.implementation} on {server}: "
-                + ", ".join(f"{name} {count:.2f}" for name, count in counts.items())
-            )
+        medians = await _time_server(applicable, sizes, repeats, SERVER_WORKLOADS)
+        for name, by_implementation in medians.items():
+            print(f"  {name} [{server}]: {by_implementation}", file=sys.stderr, flush=True)
+            rows.append((name, server, by_implementation))
+        await _print_round_trips(applicable, sizes)
     print()
     print(_server_table(rows))
 
@@ -944,6 +979,112 @@ def _server_table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
         ratios = [f"{sdk / seconds:.1f}x" if sdk and seconds else "-" for seconds in times]
         lines.append(
             f"| {workload} | {server} | {' | '.join(cells)} | {calls} | {' | '.join(ratios)} |"
+        )
+    return "\n".join(lines)
+
+
+# -- encrypted sessions on the servers -------------------------------------------------------
+# Each EncryptedSession over its own plain session on the same server: ours over our backend,
+# the SDK's (agents.extensions.memory.EncryptedSession) over the SDK's, the four run in turn
+# within each repeat, so that each wrapper's overhead over its plain session is measured
+# beside ours / SDK throughput. Tables and keys are the plain targets': removed as theirs.
+
+ENCRYPTED_SERVERS: dict[str, tuple[str, str]] = {
+    "redis": ("ours", "redis (redis-py)"),
+    "postgres": (SQLALCHEMY_IMPLEMENTATION, "postgres (SQLAlchemy, asyncpg)"),
+    "mariadb": (SQLALCHEMY_IMPLEMENTATION, "mariadb (SQLAlchemy, asyncmy)"),
+}
+"""Server -> (the implementation of ours in ``server_targets`` that is wrapped there, the
+table's label). Each is on the SDK's driver: the SDK's ``RedisSession`` on the same
+redis-py client, its ``SQLAlchemySession`` on the same engine driver."""
+
+ENCRYPTED_ROLES = ("sdk", "sdk encrypted", "ours", "ours encrypted")
+"""The implementations of ``encrypted_server_targets``, in the order they run."""
+
+ENCRYPTED_SERVER_WORKLOADS: dict[str, ServerWorkload] = {
+    "add_items, 1 item": server_single_adds,
+    "get_items(limit=10), 100k items": server_limited_reads,
+    "pop_item": server_pops,
+}
+
+
+@contextlib.asynccontextmanager
+async def _encrypted_connect(
+    connect: Callable[[str], contextlib.AbstractAsyncContextManager[SessionFactory]],
+    wrap: Callable[[SessionFactory, str], Any],
+    url: str,
+) -> AsyncIterator[SessionFactory]:
+    """``connect(url)``'s sessions, each wrapped by ``wrap(plain sessions, session id)``."""
+    async with connect(url) as sessions:
+        yield functools.partial(wrap, sessions)
+
+
+def encrypted_server_targets(plain_targets: list[ServerTarget], key: str) -> list[ServerTarget]:
+    """For each server of ``ENCRYPTED_SERVERS`` in ``plain_targets``: the SDK's plain
+    target, the same wrapped in the SDK's ``EncryptedSession``, ours plain, and ours wrapped
+    in our ``EncryptedSession`` (``ENCRYPTED_ROLES``); both wrappers with ``key`` and a TTL."""
+    targets = []
+    for server, (ours, _) in ENCRYPTED_SERVERS.items():
+        for role, implementation, wrap in (
+            ("sdk", "sdk", sdk_encrypted),
+            ("ours", ours, ours_encrypted),
+        ):
+            for plain in plain_targets:
+                if plain.server != server or plain.implementation != implementation:
+                    continue
+                wrapped = functools.partial(
+                    _encrypted_connect, plain.connect, functools.partial(wrap, key)
+                )
+                targets.append(ServerTarget(role, server, plain.url, plain.connect))
+                targets.append(ServerTarget(f"{role} encrypted", server, plain.url, wrapped))
+    return targets
+
+
+async def run_encrypted_servers(
+    sizes: ServerSizes, repeats: int, servers: tuple[str, ...] = SERVERS
+) -> None:
+    from agent_sessions.encrypted import generate_key
+
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {_load()}", flush=True)
+    targets = encrypted_server_targets(server_targets(*_server_urls()), generate_key())
+    targets = await _runnable(targets, servers)
+    rows: list[tuple[str, str, dict[str, float]]] = []
+    for server in servers:
+        applicable = [target for target in targets if target.server == server]
+        if not applicable:
+            continue
+        medians = await _time_server(applicable, sizes, repeats, ENCRYPTED_SERVER_WORKLOADS)
+        for name, by_implementation in medians.items():
+            print(f"  {name} [{server}, encrypted]: {by_implementation}", file=sys.stderr)
+            rows.append((name, server, by_implementation))
+        await _print_round_trips(applicable, sizes)
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {_load()}")
+    print()
+    print(_encrypted_server_table(rows))
+
+
+def _encrypted_server_table(rows: list[tuple[str, str, dict[str, float]]]) -> str:
+    lines = [
+        "| workload | server | SDK plain | SDK encrypted | ours plain | ours encrypted "
+        "| ours / SDK throughput, encrypted | ours / SDK, plain "
+        "| overhead over plain: SDK's / ours |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for workload, server, medians in rows:
+        times = [medians.get(role) for role in ENCRYPTED_ROLES]
+        sdk, sdk_encrypted, ours, ours_encrypted = times
+        cells = [_format_seconds(seconds) if seconds else "-" for seconds in times]
+
+        def ratio(slow: float | None, fast: float | None) -> str:
+            return f"{slow / fast:.1f}x" if slow and fast else "-"
+
+        def overhead(plain: float | None, wrapped: float | None) -> str:
+            return f"{(wrapped - plain) / plain:+.0%}" if plain and wrapped else "-"
+
+        lines.append(
+            f"| {workload} | {ENCRYPTED_SERVERS[server][1]} | {' | '.join(cells)} "
+            f"| {ratio(sdk_encrypted, ours_encrypted)} | {ratio(sdk, ours)} "
+            f"| {overhead(sdk, sdk_encrypted)} / {overhead(ours, ours_encrypted)} |"
         )
     return "\n".join(lines)
 
@@ -1363,13 +1504,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1/10 of the sizes: a smoke run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per median (default 3)")
     parser.add_argument(
-        "--servers-only", action="store_true", help="only the Redis, PostgreSQL and MariaDB rows"
+        "--servers-only",
+        action="store_true",
+        help="only the Redis, PostgreSQL and MariaDB rows, plain then encrypted",
+    )
+    parser.add_argument(
+        "--encrypted-servers",
+        action="store_true",
+        help="only the encrypted server rows: each EncryptedSession (ours, the SDK's) beside "
+        "its plain session",
     )
     parser.add_argument(
         "--server",
         action="append",
         choices=SERVERS,
-        help="with --servers-only: only this server's rows (repeatable)",
+        help="with --servers-only or --encrypted-servers: only this server's rows (repeatable)",
     )
     parser.add_argument(
         "--wrappers-only", action="store_true", help="only the wrappers' overhead on SQLite"
@@ -1420,14 +1569,18 @@ def main() -> None:
                 load_baseline(arguments.baseline, Path(directory))
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
         return
-    if not arguments.servers_only:
+    if not (arguments.servers_only or arguments.encrypted_servers):
         with tempfile.TemporaryDirectory(prefix="sessions-bench-") as directory:
             asyncio.run(run(sizes, arguments.repeats, Path(directory)))
             print()
             asyncio.run(run_wrappers(sizes, arguments.repeats, Path(directory)))
         print()
     server_sizes = ServerSizes().scaled(10) if arguments.quick else ServerSizes()
-    asyncio.run(run_servers(server_sizes, arguments.repeats, tuple(arguments.server or SERVERS)))
+    servers = tuple(arguments.server or SERVERS)
+    if not arguments.encrypted_servers:
+        asyncio.run(run_servers(server_sizes, arguments.repeats, servers))
+        print()
+    asyncio.run(run_encrypted_servers(server_sizes, arguments.repeats, servers))
 
 
 if __name__ == "__main__":
