@@ -13,7 +13,8 @@ adds a ``Target`` with ``storage="server"``; every workload runs on it, and the 
 compares it with ours on the same storage when there is one.
 
 Wrappers (``WRAPPER_BUILDERS``: ``EncryptedSession``, ours over our SQLite beside the SDK's
-over its SQLite; ``TrimmingSession`` and ``CompactingSession``, ours only) run
+over its SQLite; ``TrimmingSession`` and ``CompactingSession``, ours only;
+``BranchingSession`` beside the SDK's ``AdvancedSQLiteSession``) run
 ``WRAPPER_WORKLOADS`` on the plain and the wrapped session in one interleaved run, and
 report the overhead of the wrapper (``--wrappers-only``: just those).
 
@@ -357,12 +358,43 @@ def ours_compacting(plain: SessionFactory, session_id: str, *, baseline: bool = 
     )
 
 
+def ours_branching(plain: SessionFactory, session_id: str) -> Any:
+    """Our BranchingSession, its branches and log opened by ``plain`` (the main branch is
+    the session ``session_id`` itself)."""
+    from agent_sessions.branches import BranchingSession
+
+    return BranchingSession(plain, session_id)
+
+
+def sdk_advanced(path: str, session_id: str) -> Any:
+    """The SDK's AdvancedSQLiteSession (branches and usage, SQLite only): its own tables
+    beside the SDK's plain ones, in the same database."""
+    from agents.extensions.memory import AdvancedSQLiteSession
+
+    return AdvancedSQLiteSession(session_id=session_id, db_path=path, create_tables=True)
+
+
 def bounded_pairs(directory: Path) -> list[WrapperPair]:
-    """Ours only: the SDK has no trimming wrapper, and its compaction needs OpenAI's API."""
+    """Trimming and compaction, ours only: the SDK has no trimming wrapper, and its
+    compaction needs OpenAI's API. Branches: our BranchingSession over our SQLiteSession
+    beside the SDK's AdvancedSQLiteSession, each against its own plain session."""
     pairs = []
     for plain in sqlite_targets(directory):
-        if plain.implementation != "ours" or plain.storage == "file FULL":
+        if plain.storage == "file FULL" or plain.implementation not in ("ours", "sdk"):
             continue
+        if plain.implementation == "sdk":
+            path = ":memory:" if plain.storage == "memory" else str(directory / "sdk.db")
+            advanced = Target(
+                "sdk AdvancedSQLiteSession", plain.storage, functools.partial(sdk_advanced, path)
+            )
+            pairs.append(WrapperPair("branches", plain, advanced))
+            continue
+        branching = Target(
+            "ours BranchingSession",
+            plain.storage,
+            functools.partial(ours_branching, plain.open_session),
+        )
+        pairs.append(WrapperPair("branches", plain, branching))
         for name, wrap in (
             ("TrimmingSession", ours_trimming),
             ("CompactingSession", ours_compacting),
@@ -555,6 +587,7 @@ async def run_wrapper_ratios(directory: Path, rounds: int = RATIO_ROUNDS) -> Non
             ),
             "TrimmingSession": functools.partial(ours_trimming, plain.open_session),
             "CompactingSession": functools.partial(ours_compacting, plain.open_session),
+            "BranchingSession": functools.partial(ours_branching, plain.open_session),
         }
         if BASELINE_MODULES:
             revision = BASELINE_MODULES["revision"]

@@ -35,8 +35,9 @@ rely on:
   items stay in the wrapped store until ``clear_session``, ``pop_item`` or the store's own
   expiry (Redis ``ttl=``) removes them.
 - **Unreadable items never break a read.** Expired items, items whose key is not among
-  ``keys``, tampered or malformed envelopes and plaintext items are skipped; each call that
-  skipped any logs one warning (logger ``agent_sessions``) counting them by reason.
+  ``keys`` (or, the Agents SDK's, ``sdk_keys``), tampered or malformed envelopes and
+  plaintext items are skipped; each call that skipped any logs one warning (logger
+  ``agent_sessions``) counting them by reason.
 - **Limits count readable items.** ``get_items(limit=N)`` returns the latest ``N`` items
   that decrypt, reading a window twice as large from the wrapped session each time the
   last one held too few. A row the wrapped store itself skips as corrupt (not JSON, written
@@ -75,6 +76,27 @@ rely on:
   that has exactly the layout this module writes is taken apart without decoding it as
   JSON (any other text, and any that fails there, is decoded and decided as before);
   over any other session the wrapper reads decoded envelopes, as before.
+- **The Agents SDK's envelopes.** Items that ``agents.extensions.memory.EncryptedSession``
+  wrote into the wrapped session (``{"__enc__": 1, "v": 1, "kid": "hkdf-v1", "payload":
+  Fernet token}``) are read too, in their place among ours. Each of ``keys`` also gives
+  the Fernet key the SDK derives from it (HKDF-SHA256, the session id as salt), the key
+  read as the SDK reads its ``encryption_key`` (a str that is the URL-safe base64 of 32
+  bytes: those bytes; any other str: its UTF-8; bytes: as they are);
+  ``sdk_keys=[...]`` adds keys for reading them only, taken as the SDK took them (any
+  non-empty str, including a password, which ``keys`` refuses: never used to write).
+  Writes are always ours. What is promised above holds for them: their write time is
+  the token's timestamp (seconds, authenticated), checked against ``ttl`` (the SDK's
+  wrapper defaults to 600 seconds, this one to none); a token that no key authenticates
+  is skipped as "sealed by the Agents SDK with a key not in keys or sdk_keys (or
+  tampered)" (a Fernet token names no key, so a key not held cannot be told from a
+  changed byte) and ``pop_item`` keeps it, as an item of a key not held; one that is not
+  a Fernet token at all is tampered; the cache keys them by their stored text, or read
+  decoded by their token. The SDK's wrapper cannot read what this one writes: switching
+  is one way. ``EncryptedSession(session_id=..., underlying_session=...,
+  encryption_key=..., ttl=600)``, the SDK's keywords, builds this wrapper (``ttl``
+  defaulting to the SDK's 600); ``session_id`` must be the wrapped session's, and
+  ``encryption_key`` a key this wrapper writes with (else give ``key=generate_key(),
+  sdk_keys=[encryption_key]``). Its ``max_scan_items`` is not taken.
 - **Lifecycle.** The wrapper owns the wrapped session: ``close()`` closes it too (and
   empties the cache).
 
@@ -95,9 +117,9 @@ import threading
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast, overload
 
 from ._json import _scan_once, decode_item, encode_items
 from .base import MAX_INT64, BaseSession, GivenSettings
@@ -115,6 +137,7 @@ from .protocol import (
 
 try:
     from cryptography.exceptions import InvalidTag
+    from cryptography.fernet import Fernet, InvalidToken
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -173,10 +196,39 @@ characters. The plaintext is a copy of a flat item (its values all immutable sca
 shallow copy is a whole fresh item), ``(JSON text,)`` for any other item, or the JSON
 text of an item written or decrypted and not returned from the cache yet (its first hit
 turns it into one of the other two)."""
+_CacheKey: TypeAlias = "str | tuple[str]"
+"""What a cache entry is found by: an envelope's stored text (EncodedRead), or, read as
+decoded envelopes, the data of one of ours (a str) or ``(payload,)``, the Fernet token of
+one of the Agents SDK's (a tuple: no lookup of our data, a str, can find it)."""
+
+# The Agents SDK's envelopes (agents.extensions.memory.EncryptedSession):
+# {"__enc__": 1, "v": 1, "kid": "hkdf-v1", "payload": Fernet token}, the Fernet key derived
+# with HKDF-SHA256 (32 bytes, salt the session id, this info) from the master key.
+_SDK_KEY_ID: Final = "hkdf-v1"
+_SDK_HKDF_INFO: Final = b"agents.session-store.hkdf.v1"
+_SDK_KEY_BYTES: Final = 32
+# A Fernet token: version byte 0x80, timestamp (8 bytes, seconds), IV (16), ciphertext
+# (PKCS7-padded AES-128-CBC: whole 16-byte blocks, at least one), HMAC-SHA256 (32).
+_FERNET_VERSION: Final = 0x80
+_FERNET_OVERHEAD: Final = 1 + 8 + 16 + 32
+_SDK_TTL: Final = 600.0
+"""The ``ttl`` of the SDK's keywords when none is given: the SDK's own default."""
+
+
+class _Default:
+    """``ttl``'s default: ``None`` (no expiry), or the SDK's 600 seconds with its keywords."""
+
+
+_DEFAULT: Final = _Default()
 
 # Why an item was skipped; the first two are removed by pop_item, the last two kept.
 _EXPIRED, _TAMPERED = "expired", "tampered or corrupt"
 _UNKNOWN_KEY, _PLAINTEXT = "encrypted with a key not in keys", "not encrypted"
+# A well-formed Agents SDK envelope that no key authenticates: Fernet cannot tell a key
+# not held from a changed byte (its tokens name no key), so it is kept as _UNKNOWN_KEY is.
+_SDK_UNKNOWN_KEY: Final = (
+    "sealed by the Agents SDK with a key not in keys or sdk_keys (or tampered)"
+)
 _DISCARDED_BY_POP: Final = frozenset({_EXPIRED, _TAMPERED})
 
 
@@ -201,8 +253,17 @@ class EncryptedSession(SessionABC):
     counts readable items. ``cache_bytes`` sizes the in-process cache of decrypted
     items (about that many characters; ``0`` turns it off): see the module's
     documentation.
+
+    The Agents SDK's envelopes (``agents.extensions.memory.EncryptedSession``) in the
+    wrapped session are read too, with the SDK's derivation of each of ``keys`` and of
+    each of ``sdk_keys``: master keys given to the SDK's wrapper as ``encryption_key``, for
+    reading its items only (any string the SDK took, a password included; never used to
+    write). The SDK's own keywords are taken as well,
+    ``EncryptedSession(session_id=..., underlying_session=..., encryption_key=...,
+    ttl=600)``: the same wrapper, its ``ttl`` defaulting to the SDK's 600 seconds.
     """
 
+    @overload
     def __init__(
         self,
         session: Session,
@@ -210,20 +271,72 @@ class EncryptedSession(SessionABC):
         key: str | bytes | None = None,
         keys: Sequence[str | bytes] | None = None,
         ttl: float | None = None,
+        sdk_keys: Sequence[str | bytes] | None = None,
         clock: Callable[[], float] = time.time,
         session_settings: SessionSettings | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        underlying_session: Session,
+        encryption_key: str | bytes,
+        ttl: float | None = 600,
+        sdk_keys: Sequence[str | bytes] | None = None,
+        clock: Callable[[], float] = time.time,
+        session_settings: SessionSettings | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        session: Session | None = None,
+        *,
+        key: str | bytes | None = None,
+        keys: Sequence[str | bytes] | None = None,
+        ttl: float | _Default | None = _DEFAULT,
+        sdk_keys: Sequence[str | bytes] | None = None,
+        clock: Callable[[], float] = time.time,
+        session_settings: SessionSettings | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        session_id: str | None = None,
+        underlying_session: Session | None = None,
+        encryption_key: str | bytes | None = None,
     ) -> None:
+        if underlying_session is not None or session_id is not None or encryption_key is not None:
+            session, key = _sdk_form(
+                session, key, keys, session_id, underlying_session, encryption_key
+            )
+            if isinstance(ttl, _Default):
+                ttl = _SDK_TTL
+        elif isinstance(ttl, _Default):
+            ttl = None
         if not isinstance(session, Session):
-            raise TypeError(f"EncryptedSession wraps a Session, got {type(session).__name__}")
+            raise TypeError(_not_a_session(session))
         self._cache_bytes = _check_cache_bytes(cache_bytes)
         self.session_id = validate_session_id(session.session_id)
         self.session = session
         self._given = GivenSettings(session_settings)
         self._ttl = _check_ttl(ttl)
         self._clock = clock
-        self._keys = [_SessionKey.derive(master, self.session_id) for master in _masters(key, keys)]
+        given = _given_keys(key, keys)
+        self._keys = [
+            _SessionKey.derive(_master_bytes(master, f"key {index}"), self.session_id)
+            for index, master in enumerate(given)
+        ]
         self._by_id = {session_key.key_id: session_key for session_key in reversed(self._keys)}
+        # What the Agents SDK's HKDF derives its Fernet keys from, for each of keys then
+        # sdk_keys (duplicates dropped); the Fernet keys are derived at the first SDK
+        # envelope met (_sdk_fernets), so a wrapper that never meets one pays nothing.
+        read_only = _sdk_given(sdk_keys)
+        inputs = [_sdk_input(master) for master in given]
+        inputs += [_sdk_master_bytes(master, index) for index, master in enumerate(read_only)]
+        self._sdk_inputs: tuple[bytes, ...] = tuple(dict.fromkeys(inputs))
+        self._sdk_keys_given = len(read_only)
+        self._sdk_ciphers: list[Fernet] | None = None
         # The wrapped session's EncodedAppend capability, when it has it: the envelopes go
         # to the store as the JSON text made here, not as dicts it validates and encodes.
         self._add_encoded = (
@@ -243,7 +356,7 @@ class EncryptedSession(SessionABC):
         self._get_encoded = session.get_encoded_items if isinstance(session, EncodedRead) else None
         # Stored text (or, read as dicts, the envelope's data) -> _CacheEntry, in the
         # order written; _cache_chars is the sum of their sizes.
-        self._cache: dict[str, _CacheEntry] = {}
+        self._cache: dict[_CacheKey, _CacheEntry] = {}
         self._cache_chars = 0
         # A session may be shared by threads, each with its loop: what adds to the cache
         # and counts it, and the eviction that walks it, hold this lock (a lookup or the
@@ -287,7 +400,8 @@ class EncryptedSession(SessionABC):
         self._given = GivenSettings(settings)
 
     def __repr__(self) -> str:
-        return f"EncryptedSession({self.session!r}, keys={len(self._keys)}, ttl={self.ttl!r})"
+        sdk = f", sdk_keys={self._sdk_keys_given}" if self._sdk_keys_given else ""
+        return f"EncryptedSession({self.session!r}, keys={len(self._keys)}{sdk}, ttl={self.ttl!r})"
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
         """The latest ``limit`` readable items (default ``session_settings.limit``, else
@@ -401,10 +515,13 @@ class EncryptedSession(SessionABC):
                     skipped[opened] += 1
                     continue
                 await self.session.add_items([stored])
+                where = (
+                    "keys=[...] or sdk_keys=[...]" if opened == _SDK_UNKNOWN_KEY else "keys=[...]"
+                )
                 raise UnreadableItemError(
                     f"pop_item on session {self.session_id!r}: the latest item is {opened} "
                     f"({_describe(stored)}); it was put back, not removed. Pass its key in "
-                    "keys=[...] to read it."
+                    f"{where} to read it."
                 )
         finally:
             self._warn(skipped, "pop_item removed")
@@ -437,7 +554,7 @@ class EncryptedSession(SessionABC):
         self,
         texts: list[str],
         skipped: dict[str, int],
-        cache: dict[str, _CacheEntry] | None,
+        cache: dict[_CacheKey, _CacheEntry] | None,
         oldest: float | None,
     ) -> tuple[list[Item], int]:
         """The readable items of the stored ``texts`` (fresh dicts), in order, and how many
@@ -518,7 +635,10 @@ class EncryptedSession(SessionABC):
                 if envelope is None:
                     corrupt += 1
                     continue
-            opened = self._open_miss(envelope, text, skipped, cache, oldest)
+            if type(envelope.get("__enc__")) is int:  # the Agents SDK's marker (1); ours, a str
+                opened = self._open_sdk(envelope, text, skipped, cache, oldest)
+            else:
+                opened = self._open_miss(envelope, text, skipped, cache, oldest)
             if opened is not None:
                 items.append(opened)
         if fresh:
@@ -536,12 +656,13 @@ class EncryptedSession(SessionABC):
         self,
         stored: list[Item],
         skipped: dict[str, int],
-        cache: dict[str, _CacheEntry] | None,
+        cache: dict[_CacheKey, _CacheEntry] | None,
         oldest: float | None,
     ) -> list[Item]:
         """:meth:`_open_texts` for envelopes a store decoded: the cache is keyed by their
         ``data`` (nonce and ciphertext), and a hit counts only if the envelope's key id
-        and write time are the ones that data was decrypted with."""
+        and write time are the ones that data was decrypted with (the Agents SDK's, by
+        ``(payload,)``: :meth:`_open_sdk`)."""
         items: list[Item] = []
         for envelope in stored:
             data = envelope.get("data")
@@ -563,7 +684,10 @@ class EncryptedSession(SessionABC):
                     else:
                         items.append(self._thaw(cast(str, data), entry))
                     continue
-            item = self._open_miss(envelope, data, skipped, cache, oldest)
+            if type(envelope.get("__enc__")) is int:  # the Agents SDK's marker (1); ours, a str
+                item = self._open_sdk(envelope, None, skipped, cache, oldest)
+            else:
+                item = self._open_miss(envelope, data, skipped, cache, oldest)
             if item is not None:
                 items.append(item)
         return items
@@ -573,7 +697,7 @@ class EncryptedSession(SessionABC):
         envelope: Item,
         cache_key: object,
         skipped: dict[str, int],
-        cache: dict[str, _CacheEntry] | None,
+        cache: dict[_CacheKey, _CacheEntry] | None,
         oldest: float | None,
     ) -> Item | None:
         """The item inside ``envelope`` (a fresh dict), remembered in ``cache`` under
@@ -617,7 +741,119 @@ class EncryptedSession(SessionABC):
                         self._cache_chars += size
         return item
 
-    def _thaw(self, key: str, entry: _CacheEntry) -> Item:
+    def _open_sdk(
+        self,
+        envelope: Item,
+        text: str | None,
+        skipped: dict[str, int],
+        cache: dict[_CacheKey, _CacheEntry] | None,
+        oldest: float | None,
+    ) -> Item | None:
+        """:meth:`_open_miss` for an envelope whose marker is an int (the Agents SDK's is
+        1): the item inside (a fresh dict), or ``None``, its reason counted in ``skipped``.
+        Cached under its stored ``text`` (already looked up, a miss), or, read decoded
+        (``text`` is ``None``), under ``(payload,)``, the Fernet token: unique per write
+        (a random IV), holding the authenticated write time, so a changed token misses."""
+        key: _CacheKey | None = text
+        payload = envelope.get("payload")
+        if (
+            text is None
+            and type(payload) is str
+            and envelope["__enc__"] == 1
+            and "v" in envelope
+            and "kid" in envelope
+        ):  # an envelope the SDK would not read (a field missing) is decided below
+            key = (payload,)
+            entry = cache.get(key) if cache is not None else None
+            if entry is not None:
+                if oldest is not None and entry[0] < oldest:
+                    skipped[_EXPIRED] = skipped.get(_EXPIRED, 0) + 1
+                    return None
+                plain = entry[2]
+                return plain.copy() if isinstance(plain, dict) else self._thaw(key, entry)
+        at, plaintext = self._sdk_plaintext(envelope, oldest)
+        if not plaintext.startswith("{"):  # a reason: _sdk_plaintext returns only objects
+            skipped[plaintext] = skipped.get(plaintext, 0) + 1
+            return None
+        try:
+            item, end = _scan_once(plaintext, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end != len(plaintext) or type(item) is not dict:
+            return decode_item(plaintext, where=self._where(0))  # warns, or a deep item
+        if cache is not None and key is not None:
+            size = len(key if isinstance(key, str) else key[0]) + len(plaintext)
+            if cache is not self._cache:  # a scratch cache
+                cache[key] = (at, _SDK_KEY_ID, (plaintext,), size)
+            elif size <= self._cache_bytes:
+                with self._cache_lock:
+                    if key not in cache:  # another thread's read may have cached it
+                        cache[key] = (at, _SDK_KEY_ID, plaintext, size)
+                        self._cache_chars += size
+        return item
+
+    def _sdk_plaintext(self, envelope: Item, oldest: float | None) -> tuple[int, str]:
+        """The write time (ms) and JSON text inside an Agents SDK envelope, or ``(-1,
+        reason)``. Read as the SDK reads it: ``__enc__`` 1 with ``v``, ``kid`` and
+        ``payload``, a Fernet token of one of the SDK-derived keys, whatever ``v`` and
+        ``kid`` hold (the SDK checks neither); its timestamp, authenticated, against
+        ``ttl`` as ours (seconds, so in whole seconds)."""
+        marker = envelope.get("__enc__")
+        if marker != 1 or type(marker) is not int:
+            return -1, _PLAINTEXT  # what the SDK takes for a plaintext item too
+        payload = envelope.get("payload")
+        if type(payload) is not str or "v" not in envelope or "kid" not in envelope:
+            return -1, _TAMPERED
+        try:
+            raw = base64.urlsafe_b64decode(payload)  # as Fernet decodes it (lenient)
+        except ValueError:  # binascii.Error, or a str that is not ASCII
+            return -1, _TAMPERED
+        blocks = len(raw) - _FERNET_OVERHEAD
+        if blocks < 16 or blocks % 16 or raw[0] != _FERNET_VERSION:
+            return -1, _TAMPERED  # not a Fernet token, whatever the key
+        for fernet in self._sdk_fernets():
+            try:
+                plain = fernet.decrypt(payload)
+            except InvalidToken:
+                continue
+            break
+        else:
+            return -1, _SDK_UNKNOWN_KEY
+        try:
+            text = plain.decode("utf-8")
+        except UnicodeDecodeError:
+            return -1, _TAMPERED
+        if not text.startswith("{"):
+            return -1, _TAMPERED  # authenticated, but not an item (nor ever a reason)
+        at = int.from_bytes(raw[1:9], "big") * 1000  # authenticated by the HMAC above
+        if oldest is not None and at < oldest:
+            return -1, _EXPIRED
+        return at, text
+
+    def _sdk_fernets(self) -> list[Fernet]:
+        """The Fernet keys the Agents SDK derives for this session from each of
+        ``keys`` and ``sdk_keys``, derived once (two threads at once may both derive
+        them: the same keys)."""
+        ciphers = self._sdk_ciphers
+        if ciphers is None:
+            salt = self.session_id.encode("utf-8")
+            ciphers = [
+                Fernet(
+                    base64.urlsafe_b64encode(
+                        HKDF(
+                            algorithm=hashes.SHA256(),
+                            length=_SDK_KEY_BYTES,
+                            salt=salt,
+                            info=_SDK_HKDF_INFO,
+                        ).derive(master)
+                    )
+                )
+                for master in self._sdk_inputs
+            ]
+            self._sdk_ciphers = ciphers
+        return ciphers
+
+    def _thaw(self, key: _CacheKey, entry: _CacheEntry) -> Item:
         """A fresh item from a cache entry holding JSON text: ``(text,)`` for an item
         known to be nested, else a text written or decrypted and not returned from the
         cache since, whose entry then becomes a copy of the item if it is flat."""
@@ -694,7 +930,7 @@ class EncryptedSession(SessionABC):
     def _plaintext(self, envelope: Item, oldest: float | None) -> str:
         """The JSON text inside ``envelope``, or the reason it cannot be returned."""
         if envelope.get("__enc__") != ENVELOPE_FORMAT:
-            return _PLAINTEXT
+            return self._sdk_plaintext(envelope, oldest)[1]  # the SDK's, or _PLAINTEXT
         key_id, at, data = envelope.get("kid"), envelope.get("at"), envelope.get("data")
         if type(key_id) is not str or type(at) is not int or type(data) is not str:
             return _TAMPERED
@@ -899,7 +1135,7 @@ def _check_cache_bytes(cache_bytes: object) -> int:
     return cache_bytes
 
 
-def _masters(key: str | bytes | None, keys: Sequence[str | bytes] | None) -> list[bytes]:
+def _given_keys(key: str | bytes | None, keys: Sequence[str | bytes] | None) -> list[str | bytes]:
     if (key is None) == (keys is None):
         raise SessionConfigError("EncryptedSession takes exactly one of key= or keys=")
     if keys is not None and isinstance(keys, (str, bytes)):
@@ -907,11 +1143,10 @@ def _masters(key: str | bytes | None, keys: Sequence[str | bytes] | None) -> lis
     given = [key] if keys is None else list(keys)
     if not given:
         raise SessionConfigError("keys= is empty: give at least one key (newest first)")
-    return [_master_bytes(master, index) for index, master in enumerate(given)]
+    return cast("list[str | bytes]", given)
 
 
-def _master_bytes(master: object, index: int) -> bytes:
-    where = f"key {index}"
+def _master_bytes(master: object, where: str) -> bytes:
     if isinstance(master, str):
         try:
             decoded = base64.urlsafe_b64decode(master.encode("ascii"))
@@ -932,6 +1167,121 @@ def _master_bytes(master: object, index: int) -> bytes:
     raise TypeError(f"{where} must be bytes or a base64 str, got {type(master).__name__}")
 
 
+def _sdk_input(master: str | bytes) -> bytes:
+    """What the Agents SDK's HKDF derives from ``master``, one of ``keys=`` (valid): a str
+    as the SDK reads its ``encryption_key`` (the bytes it is the URL-safe base64 of if
+    they are 32, else its UTF-8), bytes as they are (32 random bytes are what the SDK
+    reads from their base64)."""
+    if isinstance(master, str):
+        try:
+            decoded = base64.urlsafe_b64decode(master)
+        except ValueError:
+            decoded = b""
+        return decoded if len(decoded) == _SDK_KEY_BYTES else master.encode("utf-8")
+    return bytes(master)
+
+
+def _sdk_given(sdk_keys: object) -> list[object]:
+    if sdk_keys is None:
+        return []
+    if isinstance(sdk_keys, (str, bytes, bytearray)):
+        raise SessionConfigError("sdk_keys= takes a list of keys, not one key")
+    if not isinstance(sdk_keys, Iterable):
+        raise TypeError(f"sdk_keys= takes a list of keys, got {type(sdk_keys).__name__}")
+    return list(sdk_keys)
+
+
+def _sdk_master_bytes(master: object, index: int) -> bytes:
+    """What the Agents SDK's HKDF derives from ``master``, one of ``sdk_keys=``: any
+    non-empty str (as the SDK accepts it, a raw string included), or bytes that are the
+    base64 of 32 bytes (``Fernet.generate_key()``: the only bytes the SDK reads)."""
+    where = f"sdk key {index}"
+    if isinstance(master, (bytes, bytearray)):
+        try:
+            decoded = base64.urlsafe_b64decode(bytes(master))
+        except ValueError:
+            decoded = b""
+        if len(decoded) != _SDK_KEY_BYTES:
+            raise SessionConfigError(
+                f"{where} is bytes but not the base64 of {_SDK_KEY_BYTES} bytes, the only "
+                "bytes key the Agents SDK's EncryptedSession reads: give the str it was given"
+            )
+        return decoded
+    if not isinstance(master, str):
+        raise TypeError(
+            f"{where} must be the str given to the Agents SDK's EncryptedSession as "
+            f"encryption_key, got {type(master).__name__}"
+        )
+    if not master:
+        raise SessionConfigError(f"{where} is empty (the Agents SDK refuses an empty key too)")
+    return _sdk_input(master)
+
+
+def _not_a_session(session: object) -> str:
+    message = f"EncryptedSession wraps a Session, got {type(session).__name__}"
+    if isinstance(session, str):
+        message += (
+            ": the Agents SDK's positional EncryptedSession(session_id, underlying_session, "
+            "encryption_key) is taken by its keywords, EncryptedSession(session_id=..., "
+            "underlying_session=..., encryption_key=...), or write "
+            "EncryptedSession(underlying_session, key=encryption_key)"
+        )
+    return message
+
+
+def _sdk_form(
+    session: object,
+    key: object,
+    keys: object,
+    session_id: object,
+    underlying_session: object,
+    encryption_key: str | bytes | None,
+) -> tuple[Session, str | bytes]:
+    """The wrapped session and the key of the Agents SDK's keywords
+    (``session_id=, underlying_session=, encryption_key=``), checked."""
+    sdk_keywords = "session_id=, underlying_session= and encryption_key="
+    if session is not None:
+        raise SessionConfigError(
+            "give the wrapped session once: positionally, or as underlying_session= (the "
+            "Agents SDK's keyword), not both"
+        )
+    if key is not None or keys is not None:
+        raise SessionConfigError(
+            "encryption_key= (the Agents SDK's keyword) is a key=: give one of them, not both"
+        )
+    if underlying_session is None or session_id is None or encryption_key is None:
+        missing = [
+            name
+            for name, value in (
+                ("session_id=", session_id),
+                ("underlying_session=", underlying_session),
+                ("encryption_key=", encryption_key),
+            )
+            if value is None
+        ]
+        raise SessionConfigError(
+            f"the Agents SDK's keywords go together ({sdk_keywords}): {', '.join(missing)} "
+            "missing; or write EncryptedSession(session, key=...)"
+        )
+    if not isinstance(underlying_session, Session):
+        raise TypeError(_not_a_session(underlying_session))
+    if session_id != underlying_session.session_id:
+        raise SessionConfigError(
+            f"session_id={session_id!r} is not the wrapped session's id "
+            f"({underlying_session.session_id!r}): this wrapper encrypts and reads the items "
+            "of the session it wraps, under that session's id"
+        )
+    try:
+        _master_bytes(encryption_key, "encryption_key")
+    except SessionConfigError as exc:
+        raise SessionConfigError(
+            f"{exc}. The Agents SDK accepts such a key for compatibility; here it reads the "
+            "SDK's items only: EncryptedSession(underlying_session, key=generate_key(), "
+            "sdk_keys=[encryption_key]) writes with a new key and reads both"
+        ) from None
+    return underlying_session, encryption_key
+
+
 def _check_ttl(ttl: object) -> float | None:
     if ttl is None:
         return None
@@ -945,4 +1295,7 @@ def _check_ttl(ttl: object) -> float | None:
 def _describe(envelope: Item) -> str:
     if envelope.get("__enc__") == ENVELOPE_FORMAT:
         return f"key id {envelope.get('kid')!r}"
+    marker = envelope.get("__enc__")
+    if marker == 1 and type(marker) is int:
+        return "a Fernet token of the Agents SDK's EncryptedSession"
     return f"keys {sorted(map(str, envelope))[:5]}"

@@ -8,6 +8,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -143,3 +144,46 @@ async def test_a_read_after_the_wrappers_own_adds_decrypts_nothing(
     assert await other.get_items(limit=2) == [{"n": 1}, {"n": 2}]
     assert decryptions == [2]
     await session.clear_session()
+
+
+async def test_the_agents_sdks_encrypted_items_on_redis_read_back_through_ours(
+    store: RedisStore, redis_client: aioredis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the Agents SDK's EncryptedSession wrote through our RedisSession (decoded
+    envelopes on the way back: the cache keyed by their Fernet token) reads in order
+    with ours after it, with the same key; a token changed in Redis is skipped."""
+    from agents.extensions.memory import EncryptedSession as SDKEncryptedSession
+
+    session_id, key = f"sdk-{uuid.uuid4().hex}", generate_key()
+    inner: Any = store.session(session_id)  # the SDK types it as its own SessionABC
+    sdk = SDKEncryptedSession(session_id, inner, encryption_key=key, ttl=600)
+    await sdk.add_items(
+        [{"role": "user", "content": SECRET}, {"role": "assistant", "content": "ok"}]
+    )
+    ours = EncryptedSession(store.session(session_id), key=key, ttl=600)
+    await ours.add_items([{"role": "user", "content": "and ours"}])
+    expected = [
+        {"role": "user", "content": SECRET},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "and ours"},
+    ]
+    assert await ours.get_items() == expected
+    assert await ours.get_items() == expected  # from the cache
+    assert await ours.get_items(limit=2) == expected[1:]
+    redis_key = session_key(store.key_prefix, session_id)
+    stored = await redis_client.lindex(redis_key, 0)
+    assert isinstance(stored, bytes)
+    envelope = json.loads(stored)
+    assert envelope["__enc__"] == 1
+    assert SECRET.encode() not in stored
+    token = bytearray(base64.urlsafe_b64decode(envelope["payload"]))
+    token[-1] ^= 0x01  # in its HMAC
+    envelope["payload"] = base64.urlsafe_b64encode(bytes(token)).decode("ascii")
+    await redis_client.lset(redis_key, 0, json.dumps(envelope))
+    with caplog.at_level(logging.WARNING):
+        assert await ours.get_items() == expected[1:]
+        assert (
+            await EncryptedSession(store.session(session_id), key=key).get_items() == expected[1:]
+        )
+    assert sum("1 sealed by the Agents SDK" in r.getMessage() for r in caplog.records) == 2
+    await ours.clear_session()

@@ -428,7 +428,7 @@ def test_options_of_the_wrong_type_raise_type_error(options: dict[str, Any]) -> 
 
 def test_wrapping_something_that_is_not_a_session_raises_type_error() -> None:
     with pytest.raises(TypeError, match="wraps a Session, got dict"):
-        EncryptedSession({"session_id": "x"}, key=generate_key())  # type: ignore[arg-type]
+        EncryptedSession({"session_id": "x"}, key=generate_key())  # type: ignore[call-overload]
 
 
 # -- tampering -------------------------------------------------------------------------------

@@ -334,7 +334,7 @@ async def test_closing_drops_the_cached_plaintext(store: SQLiteStore) -> None:
 )
 def test_a_bad_cache_size_is_refused(cache_bytes: object, error: type[Exception]) -> None:
     with pytest.raises(error, match="cache_bytes"):
-        EncryptedSession(SQLiteSession("s"), key=generate_key(), cache_bytes=cache_bytes)  # type: ignore[arg-type]
+        EncryptedSession(SQLiteSession("s"), key=generate_key(), cache_bytes=cache_bytes)  # type: ignore[call-overload]
 
 
 async def test_envelopes_written_with_other_json_spacing_read_through_the_text_path(
