@@ -719,7 +719,25 @@ class EncryptedSession(SessionABC):
                 plaintext = _TAMPERED
         else:
             plaintext = self._plaintext(envelope, oldest)
-        if not plaintext.startswith("{"):  # a reason: every plaintext is a JSON object
+        if type(cache_key) is not str or not plaintext.startswith("{"):
+            return self._opened(plaintext, skipped, None, None, 0, "")
+        # An item: the envelope is one of ours, its write time and key id checked above.
+        return self._opened(plaintext, skipped, cache, cache_key, envelope["at"], envelope["kid"])
+
+    def _opened(
+        self,
+        plaintext: str,
+        skipped: dict[str, int],
+        cache: dict[_CacheKey, _CacheEntry] | None,
+        key: _CacheKey | None,
+        at: int,
+        key_id: str,
+    ) -> Item | None:
+        """The item whose JSON text is ``plaintext`` (a fresh dict), remembered in
+        ``cache`` under ``key`` as written at ``at`` with ``key_id``; or ``None`` when
+        ``plaintext`` is the reason an envelope cannot be returned (counted in
+        ``skipped``: every plaintext is a JSON object, no reason starts with ``{``)."""
+        if not plaintext.startswith("{"):
             skipped[plaintext] = skipped.get(plaintext, 0) + 1
             return None
         try:
@@ -728,16 +746,16 @@ class EncryptedSession(SessionABC):
             end = -1
         if end != len(plaintext) or type(item) is not dict:
             return decode_item(plaintext, where=self._where(0))  # warns, or a deep item
-        if cache is not None and type(cache_key) is str:
+        if cache is not None and key is not None:
             # Kept as text: the first hit decides whether to keep a copy of the item
             # instead (_thaw), so that a cold read pays no copy for items never read again.
-            size = len(cache_key) + len(plaintext)
-            if cache is not self._cache:
-                cache[cache_key] = (envelope["at"], envelope["kid"], (plaintext,), size)
+            size = len(key if isinstance(key, str) else key[0]) + len(plaintext)
+            if cache is not self._cache:  # a scratch cache
+                cache[key] = (at, key_id, (plaintext,), size)
             elif size <= self._cache_bytes:
                 with self._cache_lock:
-                    if cache_key not in cache:  # another thread's read may have cached it
-                        cache[cache_key] = (envelope["at"], envelope["kid"], plaintext, size)
+                    if key not in cache:  # another thread's read may have cached it
+                        cache[key] = (at, key_id, plaintext, size)
                         self._cache_chars += size
         return item
 
@@ -772,25 +790,7 @@ class EncryptedSession(SessionABC):
                 plain = entry[2]
                 return plain.copy() if isinstance(plain, dict) else self._thaw(key, entry)
         at, plaintext = self._sdk_plaintext(envelope, oldest)
-        if not plaintext.startswith("{"):  # a reason: _sdk_plaintext returns only objects
-            skipped[plaintext] = skipped.get(plaintext, 0) + 1
-            return None
-        try:
-            item, end = _scan_once(plaintext, 0)
-        except (StopIteration, ValueError, RecursionError):
-            end = -1
-        if end != len(plaintext) or type(item) is not dict:
-            return decode_item(plaintext, where=self._where(0))  # warns, or a deep item
-        if cache is not None and key is not None:
-            size = len(key if isinstance(key, str) else key[0]) + len(plaintext)
-            if cache is not self._cache:  # a scratch cache
-                cache[key] = (at, _SDK_KEY_ID, (plaintext,), size)
-            elif size <= self._cache_bytes:
-                with self._cache_lock:
-                    if key not in cache:  # another thread's read may have cached it
-                        cache[key] = (at, _SDK_KEY_ID, plaintext, size)
-                        self._cache_chars += size
-        return item
+        return self._opened(plaintext, skipped, cache, key, at, _SDK_KEY_ID)
 
     def _sdk_plaintext(self, envelope: Item, oldest: float | None) -> tuple[int, str]:
         """The write time (ms) and JSON text inside an Agents SDK envelope, or ``(-1,
